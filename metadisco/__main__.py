@@ -1,0 +1,3 @@
+from metadisco.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""Throughput figures: trainer env-steps per second against the env alone, compile time apart.
+
+The env-only loop steps the same vectorised env (same wrappers, same env count) with random actions in a
+compiled scan: that is the ceiling for the trainer on this machine, and `ratio` says how close it comes.
+"""
+
+from __future__ import annotations
+
+import platform
+import resource
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+from metadisco.config import TrainConfig
+from metadisco.envs import make_env, make_vec_env
+from metadisco.objectives import BUILTIN_OBJECTIVES
+from metadisco.runs import resolve_config, seed_keys
+from metadisco.train import make_train
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    env_id: str
+    timesteps: int  # per seed; small enough for a 2-core CPU, large enough to amortise dispatch
+
+
+DEFAULT_CASES = (BenchCase("CartPole-v1", 262_144), BenchCase("SpaceInvaders-MinAtar", 262_144))
+
+
+def _timed(fn, *args, repeats: int = 2):
+    """(compile seconds, best run seconds over `repeats`) of a jitted function."""
+    start = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_s = time.perf_counter() - start
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        best = min(best, time.perf_counter() - start)
+    return compile_s, best
+
+
+def env_only_fn(env_id: str, config: TrainConfig, num_seeds: int = 1):
+    """A function key -> total reward that steps the env with random actions, as often as training does."""
+    env = make_env(env_id)
+    vec = make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
+                       normalize_reward=config.normalize_reward, gamma=config.gamma)
+    spec = env.spec
+    steps = config.num_updates * config.num_steps
+
+    def random_action(key):
+        if spec.discrete:
+            return jax.random.randint(key, (config.num_envs,), 0, spec.action_size)
+        return jax.random.uniform(key, (config.num_envs, spec.action_size), minval=jnp.asarray(spec.action_low),
+                                  maxval=jnp.asarray(spec.action_high))
+
+    def run(key):
+        _, state = vec.reset(key)
+
+        def step(carry, _):
+            state, key, total = carry
+            key, act_key, step_key = jax.random.split(key, 3)
+            state, out = vec.step(step_key, state, random_action(act_key))
+            return (state, key, total + out.reward.sum()), None
+
+        (_, _, total), _ = jax.lax.scan(step, (state, key, 0.0), None, steps)
+        return total
+
+    return jax.vmap(run) if num_seeds > 1 else run
+
+
+def bench_case(case: BenchCase, seed_counts=(1, 16)) -> dict:
+    config = resolve_config(case.env_id, timesteps=case.timesteps)
+    objective = BUILTIN_OBJECTIVES["ppo"]
+    meta = objective.zero_meta()
+    train = make_train(config, make_env(case.env_id), objective)
+    steps = config.num_updates * config.batch_size
+    out = {"env": case.env_id, "num_envs": config.num_envs, "num_steps": config.num_steps,
+           "timesteps_per_seed": steps}
+    for n in seed_counts:
+        keys = seed_keys(n)
+        trainer = jax.vmap(lambda k, m: train(k, m).metrics.episode_return, in_axes=(0, None))
+        compile_s, run_s = _timed(trainer, keys, meta)
+        env_compile_s, env_s = _timed(env_only_fn(case.env_id, config, n), keys if n > 1 else keys[0])
+        out[f"seeds_{n}"] = {
+            "trainer_steps_per_second": n * steps / run_s,
+            "env_only_steps_per_second": n * steps / env_s,
+            "ratio": env_s / run_s,
+            "trainer_compile_seconds": compile_s,
+            "env_only_compile_seconds": env_compile_s,
+        }
+    out["ratio"] = out["seeds_1"]["ratio"]
+    return out
+
+
+def peak_memory_bytes() -> dict:
+    """Peak resident memory of this process and, where the backend reports it, of the accelerator."""
+    figures = {"host_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    stats = jax.devices()[0].memory_stats() or {}
+    if "peak_bytes_in_use" in stats:
+        figures["device_peak_bytes"] = stats["peak_bytes_in_use"]
+    return figures
+
+
+def machine() -> dict:
+    return {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
+            "jax": jax.__version__, "python": platform.python_version(), "processor": platform.processor()}

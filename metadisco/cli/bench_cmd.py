@@ -1,0 +1,45 @@
+"""metadisco bench: throughput figures as JSON."""
+
+from __future__ import annotations
+
+from metadisco.cli.common import positive_int, say
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="measure trainer and env throughput; write JSON")
+    p.add_argument("--out", required=True, help="output JSON file")
+    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+                   help="env steps per seed for each case (default: 262144)")
+    p.add_argument("--envs", default=None, help="comma-separated env ids (default: CartPole-v1,SpaceInvaders-MinAtar)")
+    p.add_argument("--seeds", default="1,16", help="comma-separated seed counts to vmap (default 1,16)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from metadisco import bench
+    from metadisco.envs import check_env_id
+    from metadisco.errors import UserError
+    from metadisco.io import write_json
+
+    cases = list(bench.DEFAULT_CASES)
+    if args.envs:
+        cases = [bench.BenchCase(check_env_id(e.strip()), 262_144) for e in args.envs.split(",") if e.strip()]
+    if args.timesteps:
+        cases = [bench.BenchCase(c.env_id, args.timesteps) for c in cases]
+    try:
+        seed_counts = tuple(int(s) for s in args.seeds.split(","))
+    except ValueError:
+        raise UserError(f"--seeds must be comma-separated positive integers, got {args.seeds!r}") from None
+    if 1 not in seed_counts or any(s <= 0 for s in seed_counts):
+        raise UserError(f"--seeds must be positive and include 1 (the ratio is taken at 1 seed), got {args.seeds!r}")
+    results = {"machine": bench.machine(), "cases": {}}
+    for case in cases:
+        say(f"bench {case.env_id}: {case.timesteps} steps per seed, seeds {seed_counts}")
+        results["cases"][case.env_id] = bench.bench_case(case, seed_counts)
+        fig = results["cases"][case.env_id]
+        say(f"  ratio {fig['ratio']:.3f}, trainer {fig['seeds_1']['trainer_steps_per_second']:,.0f} steps/s "
+            f"(1 seed)")
+    results["memory"] = bench.peak_memory_bytes()
+    write_json(args.out, results)
+    say(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,61 @@
+"""metadisco train: train N seeds of one objective on one env and write DIR/summary.json."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metadisco.cli.common import add_set_option, output_dir, positive_int, say
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="train N seeds of the inner trainer with one objective")
+    p.add_argument("--env", required=True, help="env id (see `metadisco envs`)")
+    p.add_argument("--objective", default="ppo", help="built-in name (ppo, dpo) or an objective file")
+    p.add_argument("--seeds", type=positive_int("--seeds"), default=1)
+    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+                   help="env steps per seed (default: the preset's)")
+    p.add_argument("--preset", default=None, help="trainer preset (default: chosen from the env id)")
+    p.add_argument("--seed", type=int, default=0, help="base seed; seed keys are split from it")
+    add_set_option(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from metadisco.config import config_to_dict
+    from metadisco.io import write_json
+    from metadisco.objectives.resolve import resolve_objective
+    from metadisco.runs import resolve_config, train_seeds
+
+    config = resolve_config(args.env, args.preset, args.overrides, args.timesteps)
+    objective, meta = resolve_objective(args.objective)
+    out = output_dir(args.out)
+    say(f"training {args.seeds} seed(s) of {args.objective} on {args.env}: {config.num_updates} updates of "
+        f"{config.batch_size} steps (compiling first)")
+    result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed)
+    curve = np.nanmean(np.where(result.metrics.episode_count > 0, result.metrics.episode_return, np.nan), 0) \
+        if np.any(result.metrics.episode_count > 0) else np.full(config.num_updates, np.nan)
+    summary = {
+        "env": args.env,
+        "objective": args.objective,
+        "objective_spec": objective.to_spec(),
+        "seeds": args.seeds,
+        "seed": args.seed,
+        "timesteps": config.num_updates * config.batch_size,
+        "final_return": result.final_return,
+        "final_return_mean": float(np.nanmean(result.final_return)) if np.isfinite(result.final_return).any()
+        else None,
+        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),
+        "steps_per_second": result.steps_per_second,
+        "compile_seconds": result.compile_seconds,
+        "train_seconds": result.train_seconds,
+        "config": config_to_dict(config),
+        "return_curve": curve,  # per update, mean over seeds of finished-episode returns
+    }
+    write_json(out / "summary.json", summary)
+    finite = result.final_return[np.isfinite(result.final_return)]
+    mean = f"{finite.mean():.1f}" if finite.size else "n/a"
+    say(f"final return {mean} (mean of {finite.size}/{args.seeds} seeds), "
+        f"{result.steps_per_second:,.0f} env steps/s, compile {result.compile_seconds:.1f}s; "
+        f"wrote {out / 'summary.json'}")
+    return 0

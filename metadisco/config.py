@@ -1,0 +1,181 @@
+"""Trainer configuration: a frozen, hashable dataclass, presets per env family, and `--set` overrides.
+
+Every field fixes a shape or a constant of the compiled trainer, so the whole config is static under `jax.jit`
+(it is hashable). Numbers that are evolved live in the objective's meta-parameters, not here.
+Presets follow PureJaxRL's settings (REFERENCE §7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, fields, replace
+
+from metadisco.errors import UserError, unknown_name_error
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of the inner PPO / mirror-learning trainer."""
+
+    num_envs: int = 4
+    num_steps: int = 128
+    total_timesteps: int = 500_000
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    value_clip_eps: float = 0.2  # used by the clipped-L2 value loss only
+    max_grad_norm: float = 0.5
+    lr: float = 2.5e-4
+    anneal_lr: bool = True
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    normalize_obs: bool = False
+    normalize_reward: bool = False
+    # Fraction of the final updates whose finished episodes define the "final return".
+    final_window: float = 0.05
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        return self.total_timesteps // self.batch_size
+
+    @property
+    def minibatch_size(self) -> int:
+        return self.batch_size // self.num_minibatches
+
+    def validate(self) -> TrainConfig:
+        """Raise a `UserError` naming the first setting that cannot work; return self otherwise."""
+        for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches"):
+            if getattr(self, name) <= 0:
+                raise UserError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        if self.total_timesteps <= 0:
+            raise UserError(f"timesteps must be positive, got {self.total_timesteps}")
+        if self.num_updates < 1:
+            raise UserError(
+                f"timesteps {self.total_timesteps} is smaller than one update "
+                f"(num_envs x num_steps = {self.batch_size}); use at least {self.batch_size}"
+            )
+        if self.batch_size % self.num_minibatches:
+            raise UserError(
+                f"num_envs x num_steps = {self.batch_size} must divide by num_minibatches "
+                f"= {self.num_minibatches}"
+            )
+        if not 0.0 < self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
+            raise UserError(f"gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, "
+                            f"{self.gae_lambda}")
+        if self.lr <= 0:
+            raise UserError(f"lr must be positive, got {self.lr}")
+        if not 0.0 < self.final_window <= 1.0:
+            raise UserError(f"final_window must be in (0, 1], got {self.final_window}")
+        if self.activation not in ACTIVATIONS:
+            raise unknown_name_error("activation", self.activation, ACTIVATIONS)
+        if not self.hidden_sizes or any(h <= 0 for h in self.hidden_sizes):
+            raise UserError(f"hidden_sizes must be positive integers, got {self.hidden_sizes}")
+        return self
+
+
+ACTIVATIONS = ("tanh", "relu")
+
+PRESETS: dict[str, TrainConfig] = {
+    # CartPole, Acrobot, Pendulum, bsuite, misc: PureJaxRL's CartPole settings.
+    "classic": TrainConfig(),
+    "minatar": TrainConfig(
+        num_envs=64, num_steps=128, total_timesteps=10_000_000, num_minibatches=8, lr=5e-3,
+        activation="relu",
+    ),
+    "brax": TrainConfig(
+        num_envs=2048, num_steps=10, total_timesteps=50_000_000, num_minibatches=32, lr=3e-4,
+        anneal_lr=False, ent_coef=0.0, hidden_sizes=(256, 256), normalize_obs=True, normalize_reward=True,
+    ),
+}
+
+
+def default_preset_name(env_id: str) -> str:
+    """The preset an env id gets when none is named."""
+    if env_id.startswith("brax/"):
+        return "brax"
+    if env_id.endswith("-MinAtar"):
+        return "minatar"
+    return "classic"
+
+
+def get_preset(name: str) -> TrainConfig:
+    if name not in PRESETS:
+        raise unknown_name_error("preset", name, list(PRESETS))
+    return PRESETS[name]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# key=value overrides, typed by the dataclass field they name
+
+
+def parse_value(text: str, annotation: typing.Any, key: str) -> typing.Any:
+    """Parse `text` as a value of the resolved field type `annotation` (int, float, bool, str, tuple, optional)."""
+    origin = typing.get_origin(annotation)
+    try:
+        if annotation is bool:
+            low = text.strip().lower()
+            if low in ("true", "1", "yes", "on"):
+                return True
+            if low in ("false", "0", "no", "off"):
+                return False
+            raise ValueError
+        if annotation is int:
+            value = float(text)
+            if not value.is_integer():
+                raise ValueError
+            return int(value)
+        if annotation is float:
+            return float(text)
+        if annotation is str:
+            return text
+        if origin is tuple:
+            (inner, *_rest) = typing.get_args(annotation)
+            parts = [p for p in text.strip("()[] ").replace("x", ",").split(",") if p.strip()]
+            return tuple(parse_value(p.strip(), inner, key) for p in parts)
+        if origin in (types.UnionType, typing.Union):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if text.strip().lower() in ("none", "null"):
+                return None
+            return parse_value(text, args[0], key)
+    except ValueError:
+        pass
+    else:
+        raise TypeError(f"unsupported field type {annotation!r} for {key}")
+    kind = getattr(annotation, "__name__", str(annotation))
+    raise UserError(f"malformed value for {key}: {text!r} is not a {kind}")
+
+
+def split_assignment(item: str) -> tuple[str, str]:
+    """Split 'key=value' into its two halves, with a clear error when there is no '='."""
+    if "=" not in item:
+        raise UserError(f"malformed --set {item!r}; expected key=value")
+    key, value = item.split("=", 1)
+    if not key.strip():
+        raise UserError(f"malformed --set {item!r}; the key is empty")
+    return key.strip(), value.strip()
+
+
+def apply_overrides(config: TrainConfig, assignments: list[str] | tuple[str, ...]) -> TrainConfig:
+    """Return `config` with each 'key=value' applied; unknown keys and malformed values are `UserError`s."""
+    known = {f.name: f for f in fields(TrainConfig)}
+    hints = typing.get_type_hints(TrainConfig)
+    changes = {}
+    for item in assignments:
+        key, text = split_assignment(item)
+        if key not in known:
+            raise unknown_name_error("setting", key, list(known))
+        changes[key] = parse_value(text, hints[key], key)
+    return replace(config, **changes)
+
+
+def config_to_dict(config: TrainConfig) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}

@@ -1,0 +1,23 @@
+"""The one exception type for user mistakes.
+
+The command line turns a ``UserError`` into a one-line message and exit status 2; anything else is a bug and
+keeps its traceback.
+"""
+
+import difflib
+
+
+class UserError(ValueError):
+    """Bad input from the user: an unknown name, a value out of range, a missing or damaged file."""
+
+
+def unknown_name_error(kind: str, name: str, known: list[str] | tuple[str, ...]) -> UserError:
+    """An error for an unknown `name` of `kind` that lists the closest known names (or all, if few)."""
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+    if close:
+        hint = f"did you mean {', '.join(repr(c) for c in close)}?"
+    elif len(known) <= 12:
+        hint = f"known: {', '.join(sorted(known))}"
+    else:
+        hint = "run `metadisco envs` to list them" if kind == "env" else f"known: {', '.join(sorted(known))}"
+    return UserError(f"unknown {kind} {name!r}; {hint}")

@@ -1,0 +1,49 @@
+"""Reductions of training metrics to one number per run, and the one place the ES sign is fixed.
+
+All functions take `Metrics` whose leaves are [..., num_updates] and reduce the last axis, so they work
+inside `jit` on vmapped results as well as on numpy arrays after the fact.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from metadisco.train import Metrics
+
+
+def diverged(metrics: Metrics) -> jnp.ndarray:
+    """True where a run's losses went non-finite at any update: [...]."""
+    losses = jnp.stack([metrics.actor_loss, metrics.value_loss, metrics.entropy], axis=-1)
+    return jnp.any(~jnp.isfinite(losses), axis=(-2, -1))
+
+
+def _window_mean(metrics: Metrics, start: int) -> jnp.ndarray:
+    returns = metrics.episode_return[..., start:]
+    counts = metrics.episode_count[..., start:].astype(jnp.float32)
+    total = jnp.sum(jnp.where(counts > 0, returns * counts, 0.0), axis=-1)
+    n = jnp.sum(counts, axis=-1)
+    return jnp.where(n > 0, total / jnp.maximum(n, 1.0), jnp.nan)
+
+
+def final_return(metrics: Metrics, window: float = 0.05) -> jnp.ndarray:
+    """Mean return of episodes finished in the last `window` fraction of updates (at least one update).
+
+    NaN where the run diverged or no episode finished in the window. Shape: metrics' leading axes.
+    """
+    num_updates = metrics.episode_return.shape[-1]
+    start = num_updates - max(1, round(window * num_updates))
+    value = _window_mean(metrics, start)
+    return jnp.where(diverged(metrics), jnp.nan, value)
+
+
+def mean_return(metrics: Metrics) -> jnp.ndarray:
+    """Area under the learning curve: mean return of all episodes finished over training (NaN if diverged)."""
+    return jnp.where(diverged(metrics), jnp.nan, _window_mean(metrics, 0))
+
+
+FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return}
+
+
+def to_minimise(fitness: jnp.ndarray) -> jnp.ndarray:
+    """evosax minimises: negate returns here and nowhere else; a NaN (diverged) member scores worst."""
+    return jnp.where(jnp.isfinite(fitness), -fitness, jnp.inf)

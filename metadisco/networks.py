@@ -1,0 +1,86 @@
+"""Actor-critic networks: separate MLP towers for the policy and the value (PureJaxRL's layout).
+
+Discrete actions get categorical logits; continuous actions a Gaussian mean with a state-independent log-std
+parameter. Orthogonal initialisation with gains sqrt(2) (hidden), 0.01 (policy head) and 1 (value head).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from metadisco import distributions as D
+from metadisco.envs import EnvSpec
+
+_ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
+
+
+class Policy(NamedTuple):
+    """Output of the actor: logits [..., A] (discrete) or mean and log_std [..., D] (continuous)."""
+
+    discrete: bool
+    logits_or_mean: jax.Array
+    log_std: jax.Array | None
+
+    def sample(self, key: jax.Array) -> jax.Array:
+        if self.discrete:
+            return D.categorical_sample(key, self.logits_or_mean)
+        return D.gaussian_sample(key, self.logits_or_mean, self.log_std)
+
+    def log_prob(self, action: jax.Array) -> jax.Array:
+        if self.discrete:
+            return D.categorical_log_prob(self.logits_or_mean, action)
+        return D.gaussian_log_prob(self.logits_or_mean, self.log_std, action)
+
+    def entropy(self) -> jax.Array:
+        if self.discrete:
+            return D.categorical_entropy(self.logits_or_mean)
+        return D.gaussian_entropy(jnp.broadcast_to(self.log_std, self.logits_or_mean.shape))
+
+
+
+
+class ActorCritic(nn.Module):
+    """obs [..., obs_dim] -> (Policy, value [...])."""
+
+    action_size: int
+    discrete: bool
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+
+    def setup(self):
+        act = _ACTIVATIONS[self.activation]
+        self._act = act
+        self.policy_head = nn.Dense(self.action_size, kernel_init=nn.initializers.orthogonal(0.01),
+                                    bias_init=nn.initializers.zeros)
+        self.value_head = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0),
+                                   bias_init=nn.initializers.zeros)
+        self.actor_layers = [nn.Dense(s, kernel_init=nn.initializers.orthogonal(math.sqrt(2)),
+                                      bias_init=nn.initializers.zeros) for s in self.hidden_sizes]
+        self.critic_layers = [nn.Dense(s, kernel_init=nn.initializers.orthogonal(math.sqrt(2)),
+                                       bias_init=nn.initializers.zeros) for s in self.hidden_sizes]
+        if not self.discrete:
+            self.log_std = self.param("log_std", nn.initializers.zeros, (self.action_size,))
+
+    def _tower(self, layers, x):
+        for layer in layers:
+            x = self._act(layer(x))
+        return x
+
+    def value(self, obs: jax.Array) -> jax.Array:
+        return self.value_head(self._tower(self.critic_layers, obs))[..., 0]
+
+    def policy(self, obs: jax.Array) -> Policy:
+        out = self.policy_head(self._tower(self.actor_layers, obs))
+        return Policy(self.discrete, out, None if self.discrete else self.log_std)
+
+    def __call__(self, obs: jax.Array) -> tuple[Policy, jax.Array]:
+        return self.policy(obs), self.value(obs)
+
+
+def make_network(spec: EnvSpec, hidden_sizes: tuple[int, ...], activation: str) -> ActorCritic:
+    return ActorCritic(spec.action_size, spec.discrete, tuple(hidden_sizes), activation)

@@ -1,0 +1,167 @@
+"""The inner trainer: PPO / mirror learning, compiled end to end (PureJaxRL's `make_train` closure).
+
+    train = make_train(config, env, objective)
+    result = jax.jit(train)(key, meta_params)                    # one agent
+    results = jax.jit(jax.vmap(train, (0, None)))(keys, meta)    # seeds
+    results = jax.jit(jax.vmap(jax.vmap(train, (0, None)), (None, 0)))(keys, population)
+
+The actor loss is mirror learning's -(r A - drift(r, A)); the drift, value loss and optimiser come from the
+objective and see the meta-parameters, so the same compiled function serves every member of a population.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from metadisco.config import TrainConfig
+from metadisco.envs import make_vec_env
+from metadisco.gae import gae
+from metadisco.networks import make_network
+from metadisco.objectives import Objective, Progress
+
+
+class Metrics(NamedTuple):
+    """Per-update training metrics, each [num_updates] (plus any vmapped leading axes).
+
+    episode_return: mean undiscounted return of the episodes that finished during the update (NaN if none).
+    episode_count:  how many episodes finished during the update.
+    """
+
+    episode_return: jax.Array
+    episode_count: jax.Array
+    actor_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    approx_kl: jax.Array
+    drift_active: jax.Array  # fraction of samples where the drift is > 0
+
+
+class TrainResult(NamedTuple):
+    metrics: Metrics
+    params: Any  # final agent parameters (dropped by XLA when a caller does not return them)
+
+
+class Rollout(NamedTuple):
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_obs: jax.Array
+
+
+class Batch(NamedTuple):
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    advantage: jax.Array
+    target: jax.Array
+
+
+class RunnerState(NamedTuple):
+    params: Any
+    opt_state: Any
+    env_state: Any
+    obs: jax.Array
+    key: jax.Array
+
+
+def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.Array, Any], TrainResult]:
+    """Build `train(key, meta_params) -> TrainResult` for one agent; jit / vmap it as needed."""
+    config.validate()
+    vec_env = make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
+                           normalize_reward=config.normalize_reward, gamma=config.gamma)
+    network = make_network(env.spec, config.hidden_sizes, config.activation)
+    num_updates = config.num_updates
+    steps_per_update = config.update_epochs * config.num_minibatches
+
+    def learning_rate(count):
+        if not config.anneal_lr:
+            return config.lr
+        return config.lr * (1.0 - (count // steps_per_update) / num_updates)
+
+    def loss_fn(params, batch: Batch, meta, progress: Progress):
+        policy, value = network.apply(params, batch.obs)
+        log_prob = policy.log_prob(batch.action)
+        log_ratio = log_prob - batch.log_prob
+        ratio = jnp.exp(log_ratio)
+        adv = batch.advantage
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        drift = objective.drift(meta["drift"], ratio, adv, progress)
+        actor_loss = -jnp.mean(ratio * adv - drift)
+        value_loss = jnp.mean(objective.value_loss(meta["value_loss"], value, batch.value, batch.target,
+                                                   config.value_clip_eps, progress))
+        entropy = jnp.mean(policy.entropy())
+        total = actor_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+        approx_kl = jnp.mean((ratio - 1.0) - log_ratio)
+        aux = (actor_loss, value_loss, entropy, approx_kl, jnp.mean(drift > 0))
+        return total, aux
+
+    def train(key: jax.Array, meta_params) -> TrainResult:
+        optimizer = objective.optimizer.make(meta_params["optimizer"], learning_rate, config.max_grad_norm,
+                                             num_updates * steps_per_update)
+        key, init_key, reset_key = jax.random.split(key, 3)
+        obs, env_state = vec_env.reset(reset_key)
+        params = network.init(init_key, obs[:1])
+        runner = RunnerState(params, optimizer.init(params), env_state, obs, key)
+
+        def env_step(runner: RunnerState, _):
+            key, act_key, step_key = jax.random.split(runner.key, 3)
+            policy, value = network.apply(runner.params, runner.obs)
+            action = policy.sample(act_key)
+            env_state, out = vec_env.step(step_key, runner.env_state, action)
+            done = jnp.logical_or(out.terminated, out.truncated)
+            transition = Rollout(runner.obs, action, policy.log_prob(action), value, out.reward,
+                                 out.terminated, out.truncated, out.final_obs)
+            episode = (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done))
+            return runner._replace(env_state=env_state, obs=out.obs, key=key), (transition, episode)
+
+        def update(runner: RunnerState, update_index):
+            runner, (rollout, (return_sums, counts)) = jax.lax.scan(env_step, runner, None, config.num_steps)
+            next_values = network.apply(runner.params, rollout.final_obs, method=network.value)
+            advantages, targets = gae(rollout.reward, rollout.value, next_values, rollout.terminated,
+                                      rollout.truncated, config.gamma, config.gae_lambda)
+            batch = Batch(rollout.obs, rollout.action, rollout.log_prob, rollout.value, advantages, targets)
+            batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
+            progress = Progress(update_index.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
+
+            def epoch(carry, _):
+                params, opt_state, key = carry
+                key, perm_key = jax.random.split(key)
+                perm = jax.random.permutation(perm_key, config.batch_size)
+                minibatches = jax.tree.map(
+                    lambda x: x[perm].reshape((config.num_minibatches, config.minibatch_size) + x.shape[1:]),
+                    batch)
+
+                def minibatch_step(carry, minibatch):
+                    params, opt_state = carry
+                    grads, aux = jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, progress)
+                    updates, opt_state = optimizer.update(grads, opt_state, params)
+                    return (optax.apply_updates(params, updates), opt_state), aux
+
+                (params, opt_state), aux = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
+                return (params, opt_state, key), aux
+
+            key, epoch_key = jax.random.split(runner.key)
+            (params, opt_state, _), aux = jax.lax.scan(
+                epoch, (runner.params, runner.opt_state, epoch_key), None, config.update_epochs)
+            count = jnp.sum(counts)
+            metrics = Metrics(
+                jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),
+                count,
+                *(jnp.mean(a) for a in aux),
+            )
+            return runner._replace(params=params, opt_state=opt_state, key=key), metrics
+
+        runner, metrics = jax.lax.scan(update, runner, jnp.arange(num_updates))
+        return TrainResult(metrics, runner.params)
+
+    return train
