@@ -1,8 +1,10 @@
 """The learnable pieces of an RL objective: drifts, value losses and optimisers, by name."""
 
 # Importing the piece modules registers them.
-from metadisco.objectives import drift, optimizer, value_loss  # noqa: F401
+from metadisco.objectives import drift, lpo, optimizer, value_loss  # noqa: F401
+from metadisco.objectives.files import load_objective, save_objective
 from metadisco.objectives.objective import BUILTIN_OBJECTIVES, Objective
 from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Piece, Progress
 
-__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "VALUE_LOSSES", "Objective", "Piece", "Progress"]
+__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "VALUE_LOSSES", "Objective", "Piece", "Progress",
+           "load_objective", "save_objective"]

@@ -1,0 +1,115 @@
+"""Learned drifts: LPO (Lu et al., NeurIPS 2022) and TA-LPO (Jackson, Lu et al., ICLR 2024). REFERENCE §2-3.
+
+The drift is a bias-free tanh network of features of (r, A), added to PPO's drift ("PPO init"):
+
+    x(r, A)  = [r - 1, (r - 1)^2, log r, (log r)^2]  and the same four times A          (8 features)
+    LPO:       net(x) = tanh(x @ w1) @ w2            w1: [8, hidden], w2: [hidden, 1]
+    TA-LPO:    net([x, p x, log(N) x])               p = n / N (training progress), N = number of updates
+    drift    = ReLU(net + ppo - 1e-4) + min(ppo, 1e-4)     ppo = drift_ppo(r, A) >= 0
+
+Why it is a valid drift for *any* meta-parameters: every feature is exactly 0 at r = 1 and the network has no
+biases with tanh(0) = 0, so net(r = 1) = 0. Near r = 1, |net| < 1e-4 (continuity) and ppo = 0 (inside the clip
+range), so the drift is identically 0 on a neighbourhood of r = 1: value 0 and slope 0 there. Both terms are
+>= 0. Multiplying the TA-LPO features by p and log N keeps them 0 at r = 1 for every progress value.
+
+The paper's formula is the first term alone. The second term, min(ppo, 1e-4), gives back the 1e-4 that the
+offset removes from PPO's drift, so zero meta-parameters give PPO *exactly* (same values and, bit for bit,
+the same gradients), which the identity tests check through a whole training run. It changes the drift by at
+most 1e-4 and is 0 wherever PPO's drift is 0 (the whole clip range).
+
+Meta-parameters: {"w1": float32[num_features, hidden], "w2": float32[hidden, 1]}; zeros are the ES's start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+from metadisco.errors import UserError
+from metadisco.objectives.drift import ppo_drift
+from metadisco.objectives.registry import DRIFTS, Piece, Progress
+
+OFFSET = 1e-4  # makes the drift identically 0 near r = 1 (REFERENCE §2)
+
+
+def lpo_features(ratio: jax.Array, advantage: jax.Array) -> jax.Array:
+    """The eight LPO features of (r, A): [..., 8], every one exactly 0 at r = 1."""
+    d = ratio - 1.0
+    log_r = jnp.log(ratio)
+    base = jnp.stack([d, d * d, log_r, log_r * log_r], axis=-1)
+    return jnp.concatenate([base, base * advantage[..., None]], axis=-1)
+
+
+def _net(meta, features: jax.Array) -> jax.Array:
+    """Bias-free Dense -> tanh -> Dense: [..., F] -> [...]."""
+    hidden = jnp.tanh(features @ meta["w1"])
+    return (hidden @ meta["w2"])[..., 0]
+
+
+def learned_drift(net_out: jax.Array, ratio: jax.Array, advantage: jax.Array, eps: float) -> jax.Array:
+    """ReLU(net + ppo - 1e-4) + min(ppo, 1e-4): the LPO residual around PPO (see the module docstring)."""
+    ppo = ppo_drift(ratio, advantage, eps)  # already >= 0, so ReLU(drift_ppo) of the paper is ppo itself
+    return jax.nn.relu(net_out + ppo - OFFSET) + jnp.minimum(ppo, OFFSET)
+
+
+def _zero_net(num_features: int, hidden: int) -> dict:
+    return {"w1": jnp.zeros((num_features, hidden), jnp.float32), "w2": jnp.zeros((hidden, 1), jnp.float32)}
+
+
+def _check_hidden(hidden: int, kind: str) -> None:
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden <= 0:
+        raise UserError(f"drift {kind!r}: hidden must be a positive integer, got {hidden!r}")
+
+
+@DRIFTS.register("lpo")
+@dataclass(frozen=True)
+class LPODrift(Piece):
+    """LPO: a learned drift of (r, A) (about 1,150 meta-parameters at hidden = 128)."""
+
+    hidden: int = 128
+    eps: float = 0.2  # the PPO drift it is a residual around
+
+    def __post_init__(self):
+        _check_hidden(self.hidden, "lpo")
+
+    num_features = 8
+
+    def zero_meta(self) -> dict:
+        return _zero_net(self.num_features, self.hidden)
+
+    def __call__(self, meta, ratio, advantage, progress: Progress):
+        del progress
+        return learned_drift(_net(meta, lpo_features(ratio, advantage)), ratio, advantage, self.eps)
+
+
+@DRIFTS.register("talpo")
+@dataclass(frozen=True)
+class TALPODrift(Piece):
+    """TA-LPO: LPO that also sees training progress n / N and the horizon log N (multiplying the features)."""
+
+    hidden: int = 128
+    eps: float = 0.2
+    horizon: bool = True  # include the log(N) x features
+
+    def __post_init__(self):
+        _check_hidden(self.hidden, "talpo")
+
+    @property
+    def num_features(self) -> int:
+        return 24 if self.horizon else 16
+
+    def zero_meta(self) -> dict:
+        return _zero_net(self.num_features, self.hidden)
+
+    def features(self, ratio, advantage, progress: Progress) -> jax.Array:
+        """[..., 16 or 24]: x, (n / N) x and, with `horizon`, log(N) x."""
+        x = lpo_features(ratio, advantage)
+        parts = [x, jnp.asarray(progress.fraction, x.dtype) * x]
+        if self.horizon:
+            parts.append(jnp.log(jnp.asarray(progress.num_updates, x.dtype)) * x)
+        return jnp.concatenate(parts, axis=-1)
+
+    def __call__(self, meta, ratio, advantage, progress: Progress):
+        return learned_drift(_net(meta, self.features(ratio, advantage, progress)), ratio, advantage, self.eps)

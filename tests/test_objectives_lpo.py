@@ -1,0 +1,95 @@
+"""LPO and TA-LPO drifts: the three mirror-learning conditions for any meta-parameters (REFERENCE §1-3)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from metadisco.errors import UserError
+from metadisco.objectives import DRIFTS, Progress
+from metadisco.objectives.drift import ppo_drift
+
+SCALES = (0.03, 0.3, 3.0, 30.0)  # ES-sized perturbations up to saturated networks
+NUM_META = 16  # random meta-parameter draws per scale
+
+
+def random_meta(drift, key, scale):
+    leaves, tree = jax.tree.flatten(drift.zero_meta())
+    keys = jax.random.split(key, len(leaves))
+    return jax.tree.unflatten(tree, [scale * jax.random.normal(k, x.shape) for k, x in zip(keys, leaves, strict=True)])
+
+
+def random_inputs(key, n=512):
+    """Ratios log-uniform on [e^-2, e^2] (with some near 1), normalised-like advantages, progress in [0, 1)."""
+    k1, k2, k3, k4 = jax.random.split(key, 4)
+    log_r = jnp.concatenate([jax.random.uniform(k1, (n,), minval=-2.0, maxval=2.0),
+                             jax.random.uniform(k2, (n,), minval=-1e-3, maxval=1e-3)])
+    adv = 3.0 * jax.random.normal(k3, (2 * n,))
+    fraction, horizon = jax.random.uniform(k4, (2,))
+    return jnp.exp(log_r), adv, Progress(fraction, jnp.float32(10.0 + 5000.0 * horizon))
+
+
+DRIFT_SPECS = [("lpo", {}), ("lpo", {"hidden": 16}), ("talpo", {}), ("talpo", {"hidden": 32, "horizon": False})]
+
+
+@pytest.mark.parametrize("kind,options", DRIFT_SPECS)
+def test_drift_conditions_for_random_meta(kind, options):
+    drift = DRIFTS.make(kind, **options)
+
+    @jax.jit
+    def check(key, scale):
+        meta_key, input_key = jax.random.split(key)
+        meta = random_meta(drift, meta_key, scale)
+        ratio, adv, progress = random_inputs(input_key)
+        values = drift(meta, ratio, adv, progress)
+        at_one = drift(meta, jnp.ones_like(adv), adv, progress)
+        slope = jax.vmap(jax.grad(lambda r, a: drift(meta, r, a, progress)))(jnp.ones_like(adv), adv)
+        return values.min(), jnp.abs(at_one).max(), jnp.abs(slope).max(), jnp.isfinite(values).all()
+
+    for i, scale in enumerate(SCALES):
+        for key in jax.random.split(jax.random.PRNGKey(100 * DRIFT_SPECS.index((kind, options)) + i), NUM_META):
+            low, at_one, slope, finite = check(key, scale)
+            assert bool(finite)
+            assert float(low) >= 0.0, (kind, scale)
+            assert float(at_one) == 0.0, (kind, scale)
+            assert float(slope) == 0.0, (kind, scale)
+
+
+@pytest.mark.parametrize("kind", ["lpo", "talpo"])
+def test_zero_meta_is_ppo_with_identical_gradients(kind):
+    drift = DRIFTS.make(kind)
+    ratio, adv, progress = random_inputs(jax.random.PRNGKey(1))
+    meta = drift.zero_meta()
+    np.testing.assert_allclose(drift(meta, ratio, adv, progress), ppo_drift(ratio, adv), rtol=1e-6, atol=1e-7)
+    grad_lpo = jax.grad(lambda r: drift(meta, r, adv, progress).sum())(ratio)
+    grad_ppo = jax.grad(lambda r: ppo_drift(r, adv).sum())(ratio)
+    assert np.array_equal(np.asarray(grad_lpo), np.asarray(grad_ppo))
+    assert float(jnp.mean(ppo_drift(ratio, adv) > 0)) > 0.2  # the comparison covers the clipped region
+
+
+def test_nonzero_meta_changes_the_drift_and_talpo_sees_progress():
+    drift = DRIFTS.make("talpo", hidden=16)
+    meta = random_meta(drift, jax.random.PRNGKey(0), 1.0)
+    ratio, adv, _ = random_inputs(jax.random.PRNGKey(2))
+    early = drift(meta, ratio, adv, Progress(jnp.float32(0.0), jnp.float32(100.0)))
+    late = drift(meta, ratio, adv, Progress(jnp.float32(0.9), jnp.float32(100.0)))
+    assert not np.allclose(early, late)
+    assert not np.allclose(early, ppo_drift(ratio, adv))
+
+
+def test_sizes_and_batch_shapes():
+    lpo = DRIFTS.make("lpo")
+    assert sum(x.size for x in jax.tree.leaves(lpo.zero_meta())) == 8 * 128 + 128  # about 1,150 (REFERENCE §2)
+    assert DRIFTS.make("talpo").zero_meta()["w1"].shape == (24, 128)
+    assert DRIFTS.make("talpo", horizon=False).zero_meta()["w1"].shape == (16, 128)
+    ratio = jnp.full((3, 5), 1.3)
+    out = lpo(random_meta(lpo, jax.random.PRNGKey(0), 0.1), ratio, jnp.ones((3, 5)), Progress(0.5, 10.0))
+    assert out.shape == (3, 5)
+    assert lpo.learnable and not DRIFTS.make("ppo").learnable
+
+
+def test_bad_options_are_user_errors():
+    with pytest.raises(UserError, match="hidden"):
+        DRIFTS.make("lpo", hidden=0)
+    with pytest.raises(UserError, match="no option"):
+        DRIFTS.make("talpo", width=3)
