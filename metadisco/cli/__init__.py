@@ -17,6 +17,7 @@ COMMANDS = {
     "envs": "envs_cmd",
     "train": "train_cmd",
     "bench": "bench_cmd",
+    "evaluate": "evaluate_cmd",
 }
 
 

@@ -1,0 +1,48 @@
+"""metadisco evaluate: train an objective and baselines on held-out envs with the same seeds; write statistics,
+tables and figures (DIR/eval.json, DIR/eval.md, DIR/curves_<env>.png, DIR/aggregate.png)."""
+
+from __future__ import annotations
+
+from metadisco.cli.common import add_set_option, positive_int, say
+
+
+def _id_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="evaluate an objective against baselines on held-out envs, with statistics")
+    p.add_argument("objective", metavar="OBJECTIVE",
+                   help="built-in name (ppo, dpo), an objective file, or a meta-training run directory "
+                        "(then --envs defaults to its held_out_envs)")
+    p.add_argument("--envs", type=_id_list, default=None, help="comma-separated env ids (see `metadisco envs`)")
+    p.add_argument("--seeds", type=positive_int("--seeds"), default=8, help="seeds per method and env (default 8)")
+    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+                   help="env steps per seed (default: each env's preset)")
+    p.add_argument("--baselines", type=_id_list, default=["ppo"],
+                   help="comma-separated built-in names or objective files (default: ppo)")
+    p.add_argument("--preset", default=None, help="trainer preset for every env (default: chosen per env id)")
+    p.add_argument("--seed", type=int, default=0, help="base seed; the seed keys are split from it")
+    add_set_option(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from metadisco.evaluate import evaluate
+
+    report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
+                         args.overrides, args.seed, args.preset, show_progress=not args.no_progress)
+    settings = report["settings"]
+    for env in (e for e in report if e not in ("settings", "aggregate")):
+        cells = []
+        for label in settings["methods"]:
+            entry = report[env][label]
+            iqm = "n/a" if entry["iqm"] is None else f"{entry['iqm']:.1f}"
+            cells.append(f"{label} IQM {iqm} ({entry['finite_seeds']}/{entry['seeds']} seeds)")
+        say(f"{env}: " + ", ".join(cells))
+    for name, block in report["aggregate"]["probability_of_improvement"].items():
+        say(f"P({name}) = {block['p']:.2f}")
+    say(f"wrote {args.out}/eval.json, eval.md and figures")
+    return 0

@@ -1,0 +1,90 @@
+"""Held-out evaluation of an objective against baselines, with honest statistics (the library behind
+`metadisco evaluate`).
+
+    report, runs = evaluate("dpo", ["CartPole-v1", "Acrobot-v1"], ["ppo"], num_seeds=8, out="out/")
+
+Envs are evaluated one after another; on each, every method trains the same `num_seeds` seed keys with the
+env's preset (see `runner` for how methods share compiled calls). Writes out/eval.json, out/eval.md,
+out/curves_<env>.png per env and out/aggregate.png.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods
+from metadisco.evaluate.runner import MethodRun, group_methods, random_policy_return, train_env
+
+__all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", "random_policy_return",
+           "resolve_methods", "train_env"]
+
+
+def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_seeds: int, out: str | Path,
+             timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
+             show_progress: bool = True) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+    """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
+    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs)."""
+    from tqdm import tqdm
+
+    from metadisco.config import config_to_dict
+    from metadisco.errors import UserError
+    from metadisco.evaluate import figures, summary
+    from metadisco.io import atomic_write_text, write_json
+    from metadisco.runs import resolve_config
+
+    if num_seeds < 1:
+        raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
+    methods = resolve_methods(objective, baselines)
+    if not envs:
+        if not Path(objective).is_dir():
+            raise UserError("give --envs ID[,ID...] (only a meta-training run directory has default envs)")
+        envs = held_out_envs(objective)
+    duplicates = sorted({e for e in envs if envs.count(e) > 1})
+    if duplicates:
+        raise UserError(f"env {duplicates[0]!r} is given twice in --envs")
+    # Check everything the user typed before the first (long) training call.
+    configs = {env: resolve_config(env, preset, overrides, timesteps) for env in envs}
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {str(out)!r} is a file; give a directory")
+
+    calls = len(group_methods(methods)) + 1  # +1: the random-policy reference
+    results: dict[str, dict[str, MethodRun]] = {}
+    random_returns: dict[str, float] = {}
+    with tqdm(total=len(envs) * calls, desc="evaluate", unit="call", file=sys.stderr,
+              disable=not show_progress, dynamic_ncols=True) as progress:
+        for env in envs:
+            progress.set_postfix_str(f"{env}: random policy")
+            random_returns[env] = random_policy_return(env, seed=seed)
+            progress.update(1)
+            results[env] = train_env(env, methods, configs[env], num_seeds, seed, progress)
+
+    labels = [m.label for m in methods]
+    key_data = next(iter(results[envs[0]].values())).key_data
+    report = summary.summarise(results, {e: c.batch_size for e, c in configs.items()}, random_returns,
+                               labels[0], labels[1:], seed)
+    report["settings"] = {
+        "objective": labels[0],
+        "baselines": labels[1:],
+        "methods": {m.label: {"source": m.source, "spec": m.objective.to_spec()} for m in methods},
+        "seeds": num_seeds,
+        "seed": seed,
+        "seed_keys": key_data,
+        "timesteps": {e: c.num_updates * c.batch_size for e, c in configs.items()},
+        "final_window_percent": f"{100 * next(iter(configs.values())).final_window:g}%",
+        "random_policy_return": random_returns,
+        "configs": {e: config_to_dict(c) for e, c in configs.items()},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    figure_files = {}
+    for env in envs:
+        name = figures.env_file_name(env)
+        figures.plot_env_curves(env, report[env], num_seeds, out / name)
+        figure_files[f"{env} learning curves"] = name
+    figures.plot_aggregate(report["aggregate"], labels, out / "aggregate.png")
+    figure_files["aggregate"] = "aggregate.png"
+    ordered = {"settings": report.pop("settings"), **report}
+    write_json(out / "eval.json", ordered)
+    atomic_write_text(out / "eval.md", summary.render_markdown(ordered, figure_files))
+    return ordered, results

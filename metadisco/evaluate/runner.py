@@ -1,0 +1,120 @@
+"""Train every method on one env with the same seed keys, batching methods that share a compiled trainer.
+
+Methods whose `Objective` (the static structure: which drift, value loss and optimiser, and their sizes) is the
+same, and whose meta-parameters have the same shapes, run in ONE compiled call: vmap over methods (stacked
+meta-parameters) of vmap over seeds. Methods with different structures (e.g. `ppo` and `dpo`, whose drifts are
+different functions) cannot share a compiled function, so each such group is its own call. Every call gets the
+same [num_seeds] keys from `seed_keys(num_seeds, seed)`: seed i of every method starts from the same network
+initialisation and sees the same environment randomness.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from metadisco.config import TrainConfig
+from metadisco.envs import make_env, make_vec_env
+from metadisco.evaluate.methods import Method
+from metadisco.fitness import diverged, final_return
+from metadisco.runs import seed_keys
+from metadisco.train import Metrics, make_train
+
+
+@dataclass
+class MethodRun:
+    """One method's seeds on one env. Arrays are numpy; `metrics` leaves are [num_seeds, num_updates]."""
+
+    metrics: Metrics
+    final_return: np.ndarray  # [num_seeds], NaN where diverged or no episode finished in the final window
+    diverged: np.ndarray  # [num_seeds] bool: losses went non-finite
+    key_data: np.ndarray  # [num_seeds, ...] uint32: the raw PRNG keys this method was trained with
+    group: int  # index of the compiled call it ran in
+    seconds: float  # wall time of that call, compilation included
+
+
+def group_methods(methods: list[Method]) -> list[list[Method]]:
+    """Methods that can share one compiled trainer: same Objective and same meta-parameter shapes."""
+    groups: dict[tuple, list[Method]] = {}
+    for m in methods:
+        leaves, treedef = jax.tree.flatten(m.meta)
+        signature = (m.objective, treedef, tuple((np.shape(x), np.asarray(x).dtype.str) for x in leaves))
+        groups.setdefault(signature, []).append(m)
+    return list(groups.values())
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(config: TrainConfig, env, objective, num_methods: int):
+    """jit(vmap over methods (stacked meta) of vmap over seeds) of the trainer's metrics: [methods, seeds, updates].
+
+    `axis_size` because a handcrafted objective's meta-parameters have no leaves to take the size from.
+    """
+    train = make_train(config, env, objective)
+    over_seeds = jax.vmap(lambda key, meta: train(key, meta).metrics, in_axes=(0, None))
+    return jax.jit(jax.vmap(over_seeds, in_axes=(None, 0), axis_size=num_methods))
+
+
+def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds: int, seed: int = 0,
+              progress=None) -> dict[str, MethodRun]:
+    """Train `num_seeds` seeds of every method on `env_id`; {label: MethodRun} in the order of `methods`.
+
+    `progress`, if given, is a tqdm bar advanced by one per compiled call.
+    """
+    env = make_env(env_id)
+    keys = seed_keys(num_seeds, seed)
+    key_data = np.asarray(jax.random.key_data(keys)) if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) \
+        else np.asarray(keys)
+    runs: dict[str, MethodRun] = {}
+    for index, group in enumerate(group_methods(methods)):
+        if progress is not None:
+            progress.set_postfix_str(f"{env_id}: {', '.join(m.label for m in group)}")
+        stacked = jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *(m.meta for m in group))
+        start = time.perf_counter()
+        metrics = jax.block_until_ready(_compiled(config, env, group[0].objective, len(group))(keys, stacked))
+        seconds = time.perf_counter() - start
+        returns = np.asarray(final_return(metrics, config.final_window))
+        failed = np.asarray(diverged(metrics))
+        metrics = jax.tree.map(np.asarray, metrics)
+        for i, m in enumerate(group):
+            runs[m.label] = MethodRun(jax.tree.map(lambda x, i=i: x[i], metrics), returns[i], failed[i],
+                                      key_data, index, seconds)
+        if progress is not None:
+            progress.update(1)
+    return {m.label: runs[m.label] for m in methods}
+
+
+def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000, seed: int = 0) -> float:
+    """Mean return of the episodes a uniformly random policy finishes in `num_steps` steps of `num_envs` envs.
+
+    The zero point of normalised scores. NaN if no episode finishes (episodes longer than `num_steps`).
+    """
+    env = make_env(env_id)
+    spec = env.spec
+    vec = make_vec_env(env, num_envs, normalize_obs=False, normalize_reward=False, gamma=1.0)
+
+    def run(key):
+        key, reset_key = jax.random.split(key)
+        _, state = vec.reset(reset_key)
+
+        def step(carry, _):
+            state, key = carry
+            key, act_key, step_key = jax.random.split(key, 3)
+            if spec.discrete:
+                action = jax.random.randint(act_key, (num_envs,), 0, spec.action_size)
+            else:
+                action = jax.random.uniform(act_key, (num_envs, spec.action_size), minval=jnp.array(spec.action_low),
+                                            maxval=jnp.array(spec.action_high))
+            state, out = vec.step(jax.random.split(step_key, num_envs), state, action)  # per-env keys
+            done = jnp.logical_or(out.terminated, out.truncated)
+            return (state, key), (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done))
+
+        _, (sums, counts) = jax.lax.scan(step, (state, key), None, num_steps)
+        return jnp.sum(sums), jnp.sum(counts)
+
+    total, count = jax.jit(run)(jax.random.PRNGKey(seed))
+    return float(total / count) if int(count) > 0 else float("nan")

@@ -1,0 +1,217 @@
+"""From trained runs to numbers: per-(env, method) statistics, aggregates across envs, eval.json and eval.md.
+
+Conventions (stated in eval.md too):
+- score = final return: mean return of the episodes finished in the last `final_window` of updates.
+- A seed whose losses went non-finite is "diverged"; a seed with no finished episode in the window has "no
+  episode". Neither has a score: both are left out of mean / IQM / CI, counted and named in the table, and count
+  as losing every comparison in the probability of improvement.
+- normalised score = (score - random) / (ppo - random): random = return of a uniformly random policy on that env,
+  ppo = PPO's mean score there. 0 is random, 1 is PPO. Envs where either is missing, or where PPO is within 1%
+  of random, are left out (and named).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy
+
+from metadisco import stats
+from metadisco.evaluate.runner import MethodRun
+
+REFERENCE = "ppo"  # the method scores are normalised by
+
+
+def learning_curve(returns: np.ndarray, counts: np.ndarray, batch_size: int, max_points: int = 100
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-seed learning curves on at most `max_points` points: (env_steps [P], returns [seeds, P]).
+
+    `returns` [seeds, updates] is each update's mean return of finished episodes (NaN if none) and `counts`
+    [seeds, updates] how many finished. Updates are binned; a bin's value is the mean return of the episodes
+    that finished in it (weighted by their count), carried forward over bins where none finished; NaN before a
+    seed's first finished episode. x is the env steps per seed at the end of each bin.
+    """
+    returns, counts = np.asarray(returns, np.float64), np.asarray(counts, np.float64)
+    num_updates = returns.shape[-1]
+    bins = np.array_split(np.arange(num_updates), min(num_updates, max_points))
+    steps = np.array([(b[-1] + 1) * batch_size for b in bins], dtype=np.int64)
+    weighted = np.where(counts > 0, np.nan_to_num(returns) * counts, 0.0)
+    curve = np.full((returns.shape[0], len(bins)), np.nan)
+    for j, b in enumerate(bins):
+        n = counts[:, b].sum(axis=1)
+        curve[:, j] = np.where(n > 0, weighted[:, b].sum(axis=1) / np.maximum(n, 1), np.nan)
+    for j in range(1, len(bins)):  # carry the last finished episode's return forward
+        curve[:, j] = np.where(np.isnan(curve[:, j]), curve[:, j - 1], curve[:, j])
+    return steps, curve
+
+
+def _stat_block(scores: np.ndarray, seed: int) -> dict:
+    """mean, IQM and IQM CI of the finite entries of `scores` [seeds]."""
+    ok = stats.finite(scores)
+    ci = stats.stratified_iqm_ci([ok], seed=seed) if ok.size else None
+    return {
+        "mean": float(ok.mean()) if ok.size else None,
+        "std": float(ok.std(ddof=1)) if ok.size > 1 else None,
+        "median": float(np.median(ok)) if ok.size else None,
+        "iqm": float(stats.iqm(ok)) if ok.size else None,
+        "ci95": list(ci) if ci is not None else None,
+    }
+
+
+def seed_status(run: MethodRun) -> list[str]:
+    """'ok', 'diverged' or 'no_episode' for each seed."""
+    return ["diverged" if d else ("ok" if math.isfinite(r) else "no_episode")
+            for d, r in zip(run.diverged.tolist(), run.final_return.tolist(), strict=True)]
+
+
+def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, int],
+              random_returns: dict[str, float], objective_label: str, baseline_labels: list[str],
+              seed: int = 0) -> dict:
+    """The eval.json content minus "settings": {env: {method: {...}}, "aggregate": {...}}."""
+    out: dict = {}
+    normalised: dict[str, dict[str, np.ndarray]] = {}  # env -> method -> normalised finite scores
+    excluded: dict[str, str] = {}
+    for env_id, runs in results.items():
+        out[env_id] = {}
+        reference = runs.get(REFERENCE)
+        ref_mean = float(np.mean(stats.finite(reference.final_return))) \
+            if reference is not None and stats.finite(reference.final_return).size else float("nan")
+        low = random_returns.get(env_id, float("nan"))
+        scale = ref_mean - low
+        # A PPO no better than random (within 1% of the returns' size) would blow normalised scores up.
+        can_normalise = math.isfinite(scale) and abs(scale) > 0.01 * max(abs(ref_mean), abs(low), 1.0)
+        if not can_normalise:
+            excluded[env_id] = ("no ppo run" if reference is None else
+                                "no finite ppo score" if not math.isfinite(ref_mean) else
+                                "random policy finished no episode" if not math.isfinite(low) else
+                                "ppo within 1% of a random policy")
+        normalised[env_id] = {}
+        for label, run in runs.items():
+            status = seed_status(run)
+            steps, curve = learning_curve(run.metrics.episode_return, run.metrics.episode_count,
+                                          batch_sizes[env_id])
+            mean, lo, hi = stats.mean_curve_ci(curve, seed=seed)
+            entry = {
+                "final_return": run.final_return,
+                **_stat_block(run.final_return, seed),
+                "seeds": len(status),
+                "finite_seeds": status.count("ok"),
+                "diverged_seeds": [i for i, s in enumerate(status) if s == "diverged"],
+                "no_episode_seeds": [i for i, s in enumerate(status) if s == "no_episode"],
+                "seed_status": status,
+                "normalized": None,
+                "compiled_call": run.group,
+                "call_seconds": run.seconds,
+                "curve": {"env_steps": steps, "mean": mean, "ci95_low": lo, "ci95_high": hi},
+            }
+            if can_normalise:
+                norm = (run.final_return - low) / scale
+                entry["normalized"] = {"final_return": norm, **_stat_block(norm, seed)}
+                normalised[env_id][label] = stats.finite(norm)
+            out[env_id][label] = entry
+    out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed)
+    return out
+
+
+def aggregate(results, normalised, excluded, objective_label, baseline_labels, seed) -> dict:
+    """Across envs: IQM of normalised scores (stratified bootstrap over envs) and P(objective > baseline)."""
+    labels = list(next(iter(results.values())))
+    envs_used = [e for e in results if e not in excluded]
+    iqm_normalised = {}
+    for label in labels:
+        strata = [normalised[e][label] for e in envs_used if normalised[e][label].size]
+        if not strata:
+            iqm_normalised[label] = None
+            continue
+        ci = stats.stratified_iqm_ci(strata, seed=seed)
+        iqm_normalised[label] = {"iqm": float(stats.iqm(np.concatenate(strata))),
+                                 "ci95": list(ci) if ci is not None else None,
+                                 "scores": int(sum(s.size for s in strata))}
+    improvement = {}
+    for baseline in baseline_labels:
+        pairs = [(results[e][objective_label].final_return, results[e][baseline].final_return) for e in results]
+        p, ci = stats.aggregate_probability_of_improvement(pairs, seed=seed)
+        per_env = {e: stats.probability_of_improvement(x, y) for e, (x, y) in zip(results, pairs, strict=True)}
+        improvement[f"{objective_label} > {baseline}"] = {"p": p, "ci95": list(ci) if ci is not None else None,
+                                                          "per_env": per_env}
+    return {
+        "normalization": f"(score - random policy) / ({REFERENCE} mean - random policy)",
+        "normalized_envs": envs_used,
+        "excluded_envs": excluded,
+        "iqm_normalized": iqm_normalised,
+        "probability_of_improvement": improvement,
+        "bootstrap": {"method": "stratified percentile bootstrap", "resamples": stats.REPS,
+                      "library": f"scipy {scipy.__version__}"},
+    }
+
+
+# ------------------------------------------------------------------------------------------------ eval.md
+
+
+def _num(x, digits=1) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _iqm_ci(block: dict | None, digits=1) -> str:
+    if not block or block.get("iqm") is None:
+        return "n/a"
+    ci = block.get("ci95")
+    ci_text = f" [{_num(ci[0], digits)}, {_num(ci[1], digits)}]" if ci else " [CI n/a]"
+    return f"{_num(block['iqm'], digits)}{ci_text}"
+
+
+def _seeds_cell(entry: dict) -> str:
+    text = f"{entry['finite_seeds']}/{entry['seeds']}"
+    notes = []
+    if entry["diverged_seeds"]:
+        notes.append(f"diverged: {', '.join(map(str, entry['diverged_seeds']))}")
+    if entry["no_episode_seeds"]:
+        notes.append(f"no episode: {', '.join(map(str, entry['no_episode_seeds']))}")
+    return text + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def render_markdown(report: dict, figures: dict[str, str]) -> str:
+    """eval.md: one table per env x method, one aggregate table, the conventions and the figures."""
+    settings = report["settings"]
+    envs = [e for e in report if e not in ("settings", "aggregate")]
+    methods = list(settings["methods"])
+    lines = [
+        f"# Held-out evaluation: {settings['objective']} against {', '.join(settings['baselines'])}",
+        "",
+        f"{settings['seeds']} seeds per method and env (base seed {settings['seed']}; the same seed keys for "
+        "every method). Score: the final return, i.e. the mean return of the episodes finished in the last "
+        f"{settings['final_window_percent']} of updates. IQM: interquartile mean over seeds, with a 95% "
+        f"percentile-bootstrap CI ({report['aggregate']['bootstrap']['resamples']} resamples). Normalised: "
+        f"{report['aggregate']['normalization']}. Seeds: finished / run; diverged seeds (non-finite losses) "
+        "and seeds with no episode in the final window have no score and are named here.",
+        "",
+        "| Env | Steps | Method | IQM [95% CI] | Mean ± std | Normalised IQM [95% CI] | Seeds |",
+        "|---|---:|---|---|---|---|---|",
+    ]
+    for env in envs:
+        for label in methods:
+            e = report[env][label]
+            mean_std = f"{_num(e['mean'])} ± {_num(e['std'])}" if e["mean"] is not None else "n/a"
+            lines.append(f"| {env} | {settings['timesteps'][env]:,} | {label} | {_iqm_ci(e)} | {mean_std} | "
+                         f"{_iqm_ci(e['normalized'], 2)} | {_seeds_cell(e)} |")
+    agg = report["aggregate"]
+    lines += ["", f"## Across envs ({', '.join(agg['normalized_envs']) or 'none normalisable'})", ""]
+    if agg["excluded_envs"]:
+        lines.append("Left out of the normalised aggregate: " +
+                     "; ".join(f"{e} ({why})" for e, why in agg["excluded_envs"].items()) + ".")
+        lines.append("")
+    lines += ["| Method | IQM of normalised scores [95% CI] |", "|---|---|"]
+    for label in methods:
+        lines.append(f"| {label} | {_iqm_ci(agg['iqm_normalized'][label], 2)} |")
+    lines += ["", "| Comparison | P(improvement) [95% CI] | Per env |", "|---|---|---|"]
+    for name, block in agg["probability_of_improvement"].items():
+        ci = block["ci95"]
+        ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
+        per_env = ", ".join(f"{e}: {_num(p, 2)}" for e, p in block["per_env"].items())
+        lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} | {per_env} |")
+    lines += ["", "P(X > Y): the chance that a random seed of X scores above a random seed of Y on the same env "
+              "(ties half), averaged over envs; seeds without a score lose every comparison.", ""]
+    if figures:
+        lines += ["## Figures", ""] + [f"![{name}]({path})" for name, path in figures.items()] + [""]
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""`metadisco evaluate`: identical seed keys across methods, files written, run directories, bad input.
+
+One tiny trainer config throughout; the two compiled trainers (one for dpo, one shared by ppo and a ppo file)
+are built once per session and reused by every evaluation here.
+"""
+
+import json
+import math
+
+import jax
+import numpy as np
+import pytest
+import yaml
+
+from metadisco.cli import main
+from metadisco.evaluate import evaluate, summary
+from metadisco.evaluate.runner import MethodRun
+from metadisco.objectives import BUILTIN_OBJECTIVES
+from metadisco.objectives.files import save_objective
+from metadisco.runs import seed_keys
+from metadisco.train import Metrics
+
+ENV = "CartPole-v1"
+SEEDS = 3
+TINY = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "update_epochs=1", "num_minibatches=1"]
+TIMESTEPS = 16 * 64  # 16 updates of 64 steps
+
+
+def tiny_args():
+    return ["--seeds", str(SEEDS), "--timesteps", str(TIMESTEPS), "--no-progress",
+            *[x for kv in TINY for x in ("--set", kv)]]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A ppo objective file and a meta-training run directory whose objective is dpo."""
+    root = tmp_path_factory.mktemp("objectives")
+    ppo_file = save_objective(root / "ppo_copy.msgpack", BUILTIN_OBJECTIVES["ppo"],
+                              BUILTIN_OBJECTIVES["ppo"].zero_meta())
+    run_dir = root / "run_a"
+    run_dir.mkdir()
+    dpo = BUILTIN_OBJECTIVES["dpo"]
+    save_objective(run_dir / "objective.msgpack", dpo, dpo.zero_meta())
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({"held_out_envs": [ENV], "generations": 3}))
+    return {"ppo_file": str(ppo_file), "run_dir": str(run_dir)}
+
+
+@pytest.fixture(scope="module")
+def evaluated(files, tmp_path_factory):
+    """The library call: dpo against ppo and a ppo file on the tiny config."""
+    out = tmp_path_factory.mktemp("eval_lib")
+    report, runs = evaluate("dpo", [ENV], ["ppo", files["ppo_file"]], SEEDS, out, timesteps=TIMESTEPS,
+                            overrides=TINY, show_progress=False)
+    return report, runs, out
+
+
+def test_seed_keys_identical_across_methods(evaluated):
+    report, runs, _ = evaluated
+    runs = runs[ENV]
+    assert list(runs) == ["dpo", "ppo", "ppo_copy"]
+    expected = np.asarray(jax.random.key_data(seed_keys(SEEDS, 0)))
+    for run in runs.values():
+        np.testing.assert_array_equal(run.key_data, expected)
+    np.testing.assert_array_equal(np.asarray(report["settings"]["seed_keys"]), expected)
+    # ppo and the ppo file share one compiled call (stacked meta-params); same keys -> the very same runs.
+    assert runs["ppo"].group == runs["ppo_copy"].group != runs["dpo"].group
+    np.testing.assert_array_equal(runs["ppo"].metrics.episode_return, runs["ppo_copy"].metrics.episode_return)
+    # The first rollout comes before any update: with the same keys, dpo (a separate call) sees the same episodes.
+    for field in ("episode_return", "episode_count"):
+        np.testing.assert_array_equal(getattr(runs["dpo"].metrics, field)[:, 0],
+                                      getattr(runs["ppo"].metrics, field)[:, 0])
+
+
+def test_report_files_and_statistics(evaluated):
+    report, _, out = evaluated
+    assert sorted(p.name for p in out.iterdir()) == ["aggregate.png", "curves_CartPole-v1.png", "eval.json",
+                                                     "eval.md"]
+    on_disk = json.loads((out / "eval.json").read_text())
+    assert set(on_disk) == {"settings", ENV, "aggregate"}
+    for label, entry in on_disk[ENV].items():
+        assert len(entry["final_return"]) == SEEDS
+        finite = [x for x in entry["final_return"] if x is not None]
+        assert entry["finite_seeds"] == len(finite)
+        assert entry["mean"] == pytest.approx(np.mean(finite))
+        lo, hi = entry["ci95"]
+        assert lo <= entry["iqm"] <= hi, label
+    assert set(on_disk["aggregate"]["probability_of_improvement"]) == {"dpo > ppo", "dpo > ppo_copy"}
+    for path in ("aggregate.png", "curves_CartPole-v1.png"):
+        assert (out / path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (out / "eval.md").read_text()
+    assert "| CartPole-v1 | 1,024 | dpo |" in md and "P(dpo > ppo)" in md
+
+
+def test_cli_evaluates_a_run_directory_on_its_held_out_envs(files, tmp_path, capsys):
+    out = tmp_path / "eval_run"
+    assert main(["evaluate", files["run_dir"], "--baselines", f"ppo,{files['ppo_file']}", "--out", str(out),
+                 *tiny_args()]) == 0
+    report = json.loads((out / "eval.json").read_text())
+    assert [k for k in report if k not in ("settings", "aggregate")] == [ENV]  # from held_out_envs
+    assert list(report[ENV]) == ["run_a", "ppo", "ppo_copy"]
+    assert report["settings"]["methods"]["run_a"]["spec"]["drift"]["kind"] == "dpo"
+    assert (out / "eval.md").is_file() and (out / "curves_CartPole-v1.png").is_file()
+    assert "P(run_a > ppo)" in capsys.readouterr().err
+
+
+def _metrics(returns, counts, losses_finite=True):
+    """Metrics of hand-made runs [seeds, updates]: every field a copy of `returns` except the episode counts."""
+    returns = np.asarray(returns, np.float64)
+    fields = {f: np.zeros_like(returns) for f in Metrics._fields}
+    fields.update(episode_return=returns, episode_count=np.asarray(counts))
+    if not losses_finite:
+        fields["actor_loss"] = np.full_like(returns, np.nan)
+    return Metrics(**fields)
+
+
+def test_diverged_seeds_are_reported_not_dropped():
+    keys = np.zeros((3, 2), np.uint32)
+    ok = MethodRun(_metrics([[1.0, 2.0]] * 3, [[1, 1]] * 3), np.array([2.0, 3.0, 4.0]), np.zeros(3, bool),
+                   keys, 0, 1.0)
+    bad = MethodRun(_metrics([[1.0, 2.0]] * 3, [[1, 1]] * 3), np.array([5.0, np.nan, np.nan]),
+                    np.array([False, True, False]), keys, 1, 1.0)
+    report = summary.summarise({ENV: {"new": bad, "ppo": ok}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
+    entry = report[ENV]["new"]
+    assert entry["seed_status"] == ["ok", "diverged", "no_episode"]
+    assert entry["diverged_seeds"] == [1] and entry["no_episode_seeds"] == [2] and entry["finite_seeds"] == 1
+    assert entry["mean"] == 5.0 and entry["ci95"] is None  # one scored seed: no interval
+    # Unscored seeds lose every comparison: 5 beats 2, 3, 4; the two others beat nothing -> 3 / 9.
+    assert report["aggregate"]["probability_of_improvement"]["new > ppo"]["p"] == pytest.approx(1 / 3)
+    report["settings"] = {"objective": "new", "baselines": ["ppo"], "methods": {"new": {}, "ppo": {}}, "seeds": 3,
+                          "seed": 0, "timesteps": {ENV: 128}, "final_window_percent": "5%"}
+    md = summary.render_markdown(report, {})
+    assert "1/3 (diverged: 1; no episode: 2)" in md
+
+
+def test_learning_curve_bins_and_carries_forward():
+    returns = np.array([[np.nan, 10.0, np.nan, 30.0]])
+    counts = np.array([[0, 1, 0, 3]])
+    steps, curve = summary.learning_curve(returns, counts, batch_size=8, max_points=4)
+    assert steps.tolist() == [8, 16, 24, 32]
+    assert math.isnan(curve[0, 0]) and curve[0, 1:].tolist() == [10.0, 10.0, 30.0]
+    steps, curve = summary.learning_curve(returns, counts, batch_size=8, max_points=2)
+    assert steps.tolist() == [16, 32] and curve[0].tolist() == [10.0, 30.0]
+
+
+def run_cli(argv) -> int:
+    """main()'s exit status, whether it returns it or argparse raises SystemExit."""
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["evaluate", "dpo", "--envs", "CartPol-v1"], "unknown env 'CartPol-v1'"),
+    (["evaluate", "dpo", "--envs", ENV, "--baselines", "ppo,ddpo"], "unknown objective 'ddpo'"),
+    (["evaluate", "dpo", "--envs", ENV, "--seeds", "0"], "--seeds must be a positive integer"),
+    (["evaluate", "dpo"], "give --envs"),
+    (["evaluate", "ppo", "--envs", ENV, "--baselines", "ppo"], "both called 'ppo'"),
+])
+def test_bad_input_exits_2_with_one_line(argv, message, tmp_path, capsys):
+    assert run_cli([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.strip().count("\n") == 0 and "Traceback" not in err
+
+
+def test_run_directory_without_objective_or_envs(tmp_path, capsys):
+    empty = tmp_path / "run_empty"
+    empty.mkdir()
+    assert run_cli(["evaluate", str(empty), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "has no objective.msgpack" in err and err.strip().count("\n") == 0
+    no_envs = tmp_path / "run_no_envs"
+    no_envs.mkdir()
+    save_objective(no_envs / "objective.msgpack", BUILTIN_OBJECTIVES["dpo"], BUILTIN_OBJECTIVES["dpo"].zero_meta())
+    (no_envs / "config.yaml").write_text("generations: 3\n")
+    assert run_cli(["evaluate", str(no_envs), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "has no held_out_envs list" in err and err.strip().count("\n") == 0
