@@ -1,0 +1,1 @@
+"""Meta-training: the evosax outer loop (config, strategy, loop, checkpoints, devices and hosts)."""

@@ -1,0 +1,261 @@
+"""The meta-training config: a YAML file read into frozen dataclasses, with `--set key=value` overrides.
+
+    objective:      {drift: {kind: lpo}, ...}       the objective spec (Objective.from_spec)
+    tasks:          [{env, timesteps, seeds, preset, train, baseline}, ...]   what each member is trained on
+    strategy:       {name, population_size, sigma_init, lr, ...}             the evosax strategy (strategy.py)
+    fitness:        final_return | mean_return
+    generations, seed, eval_every, checkpoint_every, baseline_seeds, start, start_scale
+    held_out_envs:  [ids]   envs meta-training never touches (read by evaluation)
+
+Overrides address any key with dots, list entries by index: `strategy.sigma_init=0.05`,
+`tasks.0.timesteps=65536`, `tasks.0.train.num_envs=8`. The value is parsed as YAML (`0.05`, `true`, `[a, b]`).
+Unknown and missing keys are `UserError`s naming the key and the known ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from metadisco.config import split_assignment
+from metadisco.errors import UserError, unknown_name_error
+
+_REQUIRED = dataclasses.MISSING
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """One training task: every member trains `seeds` agents on `env` for `timesteps` steps each."""
+
+    env: str
+    timesteps: int
+    seeds: int = 1
+    preset: str | None = None  # trainer preset; default chosen from the env id
+    train: dict[str, Any] = field(default_factory=dict)  # TrainConfig overrides, e.g. {num_envs: 8}
+    baseline: float | None = None  # fitness normaliser (PPO's return); measured and cached when needed
+
+    def overrides(self) -> list[str]:
+        """`train` as key=value strings for `metadisco.config.apply_overrides`."""
+        out = []
+        for key, value in self.train.items():
+            if isinstance(value, (list, tuple)):
+                value = ",".join(str(v) for v in value)
+            out.append(f"{key}={value}")
+        return out
+
+
+@dataclass(frozen=True)
+class StrategyConfig:
+    """The evosax strategy and its settings; see `metadisco.meta.strategy.make_strategy`.
+
+    sigma / lr follow `value_g = max(init * decay**g, limit)`. `settings` holds the strategy's own parameters
+    (fields of its evosax `Params`, e.g. crossover_rate, or simple constructor arguments, e.g. num_diff).
+    """
+
+    name: str
+    population_size: int
+    sigma_init: float | None = None  # None: the strategy's default
+    sigma_decay: float = 1.0
+    sigma_limit: float = 0.0
+    lr: float | None = None  # None: the strategy's default optimiser
+    lr_decay: float = 1.0
+    lr_limit: float = 0.0
+    optimizer: str = "adam"  # used when lr is given: adam | sgd
+    fitness_shaping: str | None = None  # None: the strategy's default
+    antithetic: bool | None = None  # Open_ES-style mirrored sampling; None: the strategy's default (on)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetaConfig:
+    objective: dict[str, Any]
+    tasks: tuple[TaskConfig, ...]
+    strategy: StrategyConfig
+    generations: int
+    held_out_envs: tuple[str, ...]
+    fitness: str = "final_return"
+    seed: int = 0
+    eval_every: int = 10  # evaluate the ES mean on fresh seeds every k generations (and after the last)
+    checkpoint_every: int = 1
+    baseline_seeds: int = 4  # seeds of PPO when a normaliser is measured
+    start: str = "hidden"  # ES start point: hidden (baseline, random hidden layers) | zero (see meta/start.py)
+    start_scale: float = 1.0
+
+    def validate(self) -> MetaConfig:
+        from metadisco.envs import check_env_id
+        from metadisco.fitness import FITNESS_FNS
+
+        if not self.tasks:
+            raise UserError("config key tasks needs at least one task")
+        for i, task in enumerate(self.tasks):
+            check_env_id(task.env)
+            if task.timesteps <= 0 or task.seeds <= 0:
+                raise UserError(f"tasks.{i}: timesteps and seeds must be positive, got {task.timesteps}, {task.seeds}")
+        for env_id in self.held_out_envs:
+            check_env_id(env_id)
+        overlap = sorted({t.env for t in self.tasks} & set(self.held_out_envs))
+        if overlap:
+            raise UserError(f"env {overlap[0]!r} is both a task and held out; held-out envs must not be trained on")
+        if self.fitness not in FITNESS_FNS:
+            raise unknown_name_error("fitness", self.fitness, list(FITNESS_FNS))
+        for name in ("generations",):
+            if getattr(self, name) < 0:
+                raise UserError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("eval_every", "checkpoint_every", "baseline_seeds"):
+            if getattr(self, name) <= 0:
+                raise UserError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        from metadisco.meta.start import STARTS
+
+        if self.start not in STARTS:
+            raise unknown_name_error("start", self.start, STARTS)
+        if self.strategy.population_size <= 0:
+            raise UserError(f"strategy.population_size must be positive, got {self.strategy.population_size}")
+        return self
+
+    def to_dict(self) -> dict:
+        return _to_plain(dataclasses.asdict(self))
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
+
+
+def _to_plain(value):
+    if isinstance(value, dict):
+        return {k: _to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reading: plain data -> dataclasses, with the key path in every error
+
+
+def _coerce(value: Any, annotation: Any, path: str) -> Any:
+    """`value` (from YAML) as the type `annotation`, or a `UserError` naming `path`."""
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if value is None:
+            return None
+        return _coerce(value, args[0], path)
+    if dataclasses.is_dataclass(annotation):
+        return _from_dict(annotation, value, path)
+    if origin is tuple:
+        inner = typing.get_args(annotation)[0]
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if value is None:
+            value = []
+        if not isinstance(value, (list, tuple)):
+            raise UserError(f"config key {path} must be a list, got {value!r}")
+        return tuple(_coerce(v, inner, f"{path}.{i}") for i, v in enumerate(value))
+    if origin is dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise UserError(f"config key {path} must be a mapping, got {value!r}")
+        return dict(value)
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+        raise UserError(f"config key {path} must be true or false, got {value!r}")
+    if annotation is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+            raise UserError(f"config key {path} must be an integer, got {value!r}")
+        return int(value)
+    if annotation is float:
+        if isinstance(value, str):
+            try:
+                return float(value)  # YAML reads 1e-3 (no dot) as a string
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UserError(f"config key {path} must be a number, got {value!r}")
+        return float(value)
+    if annotation is str:
+        if not isinstance(value, str):
+            raise UserError(f"config key {path} must be a string, got {value!r}")
+        return value
+    return value
+
+
+def _from_dict(cls, data: Any, path: str):
+    prefix = f"{path}." if path else ""
+    if not isinstance(data, dict):
+        raise UserError(f"config key {path or '(top level)'} must be a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise unknown_name_error(f"config key under {path}" if path else "config key", str(key), list(known))
+    values = {}
+    for name, f in known.items():
+        if name not in data:
+            if f.default is _REQUIRED and f.default_factory is _REQUIRED:
+                raise UserError(f"config is missing the key {prefix}{name}")
+            continue
+        values[name] = _coerce(data[name], hints[name], f"{prefix}{name}")
+    return cls(**values)
+
+
+def _set_path(data: dict, key: str, value: Any) -> None:
+    """Set `data[a][b][0]...` for key 'a.b.0...'; intermediate keys must exist except the last."""
+    parts = key.split(".")
+    node = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        where = ".".join(parts[:depth]) or "(top level)"
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise UserError(f"--set {key}: {where} is a list of {len(node)} entries; "
+                                f"use an index 0..{len(node) - 1}, got {part!r}")
+            index = int(part)
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value  # unknown keys are caught when the dataclasses are built
+            else:
+                if node.get(part) is None:
+                    node[part] = {}
+                node = node[part]
+        else:
+            raise UserError(f"--set {key}: {where} is a value, not a mapping or list")
+
+
+def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
+    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
+    import copy
+
+    data = copy.deepcopy(data) if data is not None else {}
+    if not isinstance(data, dict):
+        raise UserError("a meta-training config must be a YAML mapping at the top level")
+    for item in overrides:
+        key, text = split_assignment(item)
+        try:
+            value = yaml.safe_load(text) if text else None
+        except yaml.YAMLError:
+            value = text
+        _set_path(data, key, value)
+    return _from_dict(MetaConfig, data, "").validate()
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
+    """Read a YAML config file; a missing or unparsable file is a `UserError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"no config file {str(path)!r}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise UserError(f"cannot parse config {path}: {str(e).splitlines()[0]}") from None
+    return parse_config(data, overrides)

@@ -1,0 +1,230 @@
+"""Meta-training: config and strategy errors, one generation of several evosax strategies, sharded == one
+device, checkpoints, refusal to overwrite, damaged checkpoints, `--set generations=0`.
+
+Every run is tiny (CartPole, 4 envs x 16 steps, 4 updates, a hidden-8 LPO drift, population 4) and shares one
+compiled population evaluator per mesh (loop._EVALUATORS).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from metadisco.errors import UserError
+from metadisco.meta import checkpoint as ckpt_lib
+from metadisco.meta.config import parse_config
+from metadisco.meta.distributed import make_mesh
+from metadisco.meta.loop import MetaRun, meta_train
+from metadisco.meta.strategy import make_strategy
+from metadisco.objectives.files import load_objective
+
+TINY = {
+    "objective": {"drift": {"kind": "lpo", "hidden": 8}},
+    "tasks": [{"env": "CartPole-v1", "timesteps": 256, "seeds": 1,
+               "train": {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2,
+                         "update_epochs": 2, "lr": 0.01}}],
+    "strategy": {"name": "Open_ES", "population_size": 4, "sigma_init": 0.1, "lr": 0.05},
+    "generations": 2,
+    "eval_every": 100,
+    "held_out_envs": ["Acrobot-v1"],
+}
+
+
+def tiny(**changes) -> dict:
+    config = copy.deepcopy(TINY)
+    for key, value in changes.items():
+        if key.startswith("strategy_"):
+            config["strategy"][key[len("strategy_"):]] = value
+        else:
+            config[key] = value
+    return config
+
+
+def read_metrics(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def fitness_columns(lines):
+    keys = ("generation", "fitness_mean", "fitness_max", "fitness_min", "nan_count", "fitness_of_mean")
+    return [{k: line.get(k) for k in keys} for line in lines]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# config and strategy errors (no training)
+
+
+def test_overrides_reach_nested_keys():
+    config = parse_config(TINY, ["strategy.sigma_init=0.05", "tasks.0.timesteps=512", "tasks.0.train.num_envs=8",
+                                 "held_out_envs=[Acrobot-v1, Pendulum-v1]", "strategy.settings.crossover_rate=0.5"])
+    assert config.strategy.sigma_init == 0.05
+    assert config.tasks[0].timesteps == 512 and config.tasks[0].train["num_envs"] == 8
+    assert config.held_out_envs == ("Acrobot-v1", "Pendulum-v1")
+    assert parse_config(config.to_dict()) == config  # the resolved config.yaml reads back the same
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["strategy.sigma=0.1"], "unknown config key under strategy 'sigma'"),
+    (["tasks.0.timestep=5"], "unknown config key under tasks.0 'timestep'"),
+    (["tasks.3.timesteps=5"], "tasks is a list of 1 entries"),
+    (["generationz=3"], "unknown config key 'generationz'"),
+    (["generations=two"], "generations must be an integer"),
+    (["held_out_envs=[CartPole-v1]"], "both a task and held out"),
+    (["fitness=best"], "unknown fitness 'best'"),
+])
+def test_config_errors(overrides, message):
+    with pytest.raises(UserError, match=message):
+        parse_config(TINY, overrides)
+
+
+def test_missing_keys_are_errors():
+    for key in ("tasks", "held_out_envs", "generations", "strategy"):
+        data = copy.deepcopy(TINY)
+        del data[key]
+        with pytest.raises(UserError, match=f"missing the key {key}"):
+            parse_config(data)
+    data = copy.deepcopy(TINY)
+    del data["strategy"]["population_size"]
+    with pytest.raises(UserError, match="missing the key strategy.population_size"):
+        parse_config(data)
+
+
+@pytest.mark.parametrize("strategy, message", [
+    ({"name": "OpenES"}, "unknown strategy 'OpenES'; did you mean 'Open_ES'"),
+    ({"name": "SimpleGA", "settings": {"crossover": 0.5}}, "SimpleGA has no setting 'crossover'; its settings: "
+                                                            "crossover_rate"),
+    ({"name": "CMA_ES", "lr": 0.1}, "CMA_ES has no learning rate"),
+    ({"name": "Open_ES", "fitness_shaping": "rank"}, "unknown fitness shaping 'rank'"),
+    ({"name": "Open_ES", "population_size": 5}, "needs an even strategy.population_size"),
+])
+def test_strategy_errors(strategy, message):
+    config = parse_config(tiny(strategy={"population_size": 4, **strategy}))
+    with pytest.raises(UserError, match=message):
+        make_strategy(config.strategy, {"w": np.zeros(3, np.float32)})
+
+
+def test_open_es_is_antithetic_by_default():
+    config = parse_config(TINY)
+    strategy = make_strategy(config.strategy, {"w": np.zeros(3, np.float32)})
+    population, _ = strategy.ask(jax.random.PRNGKey(0), strategy.init(jax.random.PRNGKey(1)))
+    np.testing.assert_allclose(population["w"][:2], -population["w"][2:])
+
+
+def test_indivisible_population_is_an_error():
+    config = parse_config(tiny(strategy_population_size=6))
+    with pytest.raises(UserError, match="population_size 6 does not divide by the 4 devices"):
+        MetaRun(config, None, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# runs
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("Open_ES", {}),
+    ("CMA_ES", {"lr": None}),
+    ("SNES", {}),
+    ("PGPE", {}),
+    ("SimpleGA", {"lr": None}),
+])
+def test_one_generation_of_each_strategy(tmp_path, name, extra):
+    config = tiny(generations=1)
+    config["strategy"] = {**config["strategy"], "name": name, **extra}
+    result = meta_train(config, tmp_path, progress=False)
+    (line,) = read_metrics(tmp_path)
+    assert line["generation"] == 0 and line["nan_count"] == 0
+    assert line["fitness_min"] <= line["fitness_mean"] <= line["fitness_max"]
+    assert result.fitness_of_initial_mean > 0 and result.fitness_of_final_mean > 0
+    objective, meta = load_objective(tmp_path / "objective.msgpack")
+    assert objective.drift.name == "lpo"
+    start = MetaRun(parse_config(config), None, progress=False).strategy.start
+    moved = sum(float(np.abs(np.asarray(a) - np.asarray(b)).sum()) for a, b in
+                zip(jax.tree.leaves(meta), jax.tree.leaves(start), strict=True))
+    assert moved > 0  # the strategy did update its mean (or best member) from the start point
+    assert (tmp_path / "meta_curve.png").stat().st_size > 1000
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    """Three generations on the 4-device mesh, checkpointed every generation."""
+    out = tmp_path_factory.mktemp("reference")
+    meta_train(tiny(generations=3, eval_every=2), out, progress=False)
+    return out
+
+
+def test_run_directory_contents(reference_run):
+    lines = read_metrics(reference_run)
+    assert [x["generation"] for x in lines] == [0, 1, 2]
+    assert lines[0]["fitness_of_initial_mean"] is not None
+    assert "fitness_of_mean" not in lines[0] and lines[1]["fitness_of_mean"] is not None  # eval_every 2 and last
+    assert lines[2]["env_steps"] > lines[0]["env_steps"] > 0
+    assert parse_config(__import__("yaml").safe_load((reference_run / "config.yaml").read_text())).generations == 3
+    assert [p.name for p in ckpt_lib.list_checkpoints(reference_run / "checkpoints")] == [
+        "gen_000002.msgpack", "gen_000003.msgpack"]
+
+
+def test_sharded_equals_one_device(reference_run, tmp_path):
+    meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=make_mesh(jax.devices()[:1]), progress=False)
+    assert fitness_columns(read_metrics(tmp_path)) == fitness_columns(read_metrics(reference_run))
+    assert (tmp_path / "objective.msgpack").read_bytes() == (reference_run / "objective.msgpack").read_bytes()
+
+
+def test_resume_from_an_older_checkpoint_is_exact(reference_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run)
+    (run / "checkpoints" / "gen_000003.msgpack").unlink()  # as if killed before the last checkpoint
+    (run / "objective.msgpack").write_bytes(b"half-written")
+    meta_train(tiny(generations=3, eval_every=2), run, resume=True, progress=False)
+    assert (run / "objective.msgpack").read_bytes() == (reference_run / "objective.msgpack").read_bytes()
+    assert (run / "metrics.jsonl").read_text().count("\n") == 3
+    assert fitness_columns(read_metrics(run)) == fitness_columns(read_metrics(reference_run))
+
+
+def test_existing_directory_without_resume_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="is not empty; pass --resume"):
+        meta_train(tiny(), tmp_path, progress=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_damaged_checkpoint_is_a_clear_error(reference_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run)
+    path = run / "checkpoints" / "gen_000003.msgpack"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError, match="damaged checkpoint .*gen_000003.msgpack"):
+        meta_train(tiny(generations=3, eval_every=2), run, resume=True, progress=False)
+    path.write_bytes(b"\x00\x01garbage")
+    with pytest.raises(UserError, match="damaged checkpoint"):
+        meta_train(tiny(generations=3, eval_every=2), run, resume=True, progress=False)
+
+
+def test_cli_generations_zero_writes_the_initial_objective(tmp_path, capsys):
+    import yaml
+
+    from metadisco.cli import main
+
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text(yaml.safe_dump(TINY))
+    out = tmp_path / "run"
+    assert main(["meta-train", str(config_path), "--set", "generations=0", "--out", str(out)]) == 0
+    objective, meta = load_objective(out / "objective.msgpack")
+    start = MetaRun(parse_config(TINY), None, progress=False).strategy.start
+    jax.tree.map(np.testing.assert_array_equal, meta, jax.tree.map(np.asarray, start))
+    assert yaml.safe_load((out / "config.yaml").read_text())["held_out_envs"] == ["Acrobot-v1"]
+    assert ckpt_lib.list_checkpoints(out / "checkpoints")
+    # user mistakes: one line, status 2
+    assert main(["meta-train", str(config_path), "--set", "strategy.sigmaa=1", "--out", str(tmp_path / "x")]) == 2
+    assert main(["meta-train", str(config_path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown config key under strategy 'sigmaa'" in err and "is not empty; pass --resume" in err
