@@ -16,6 +16,7 @@ from metadisco.errors import UserError
 COMMANDS = {
     "envs": "envs_cmd",
     "train": "train_cmd",
+    "meta-train": "meta_train_cmd",
     "bench": "bench_cmd",
     "evaluate": "evaluate_cmd",
 }
