@@ -58,15 +58,19 @@ def env_only_fn(env_id: str, config: TrainConfig, num_seeds: int = 1):
                                   maxval=jnp.asarray(spec.action_high))
 
     def run(key):
-        _, state = vec.reset(key)
+        # The same structure as the trainer's rollout: keys for every step drawn up front.
+        reset_key, act_key, step_key = jax.random.split(key, 3)
+        _, state = vec.reset(reset_key)
+        act_keys = jax.random.split(act_key, steps)
+        step_keys = jax.random.split(step_key, (steps, config.num_envs))
 
-        def step(carry, _):
-            state, key, total = carry
-            key, act_key, step_key = jax.random.split(key, 3)
-            state, out = vec.step(step_key, state, random_action(act_key))
-            return (state, key, total + out.reward.sum()), None
+        def step(carry, xs):
+            state, total = carry
+            act_key, keys = xs
+            state, out = vec.step(keys, state, random_action(act_key))
+            return (state, total + out.reward.sum()), None
 
-        (_, _, total), _ = jax.lax.scan(step, (state, key, 0.0), None, steps)
+        (_, total), _ = jax.lax.scan(step, (state, 0.0), (act_keys, step_keys))
         return total
 
     return jax.vmap(run) if num_seeds > 1 else run

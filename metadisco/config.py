@@ -38,6 +38,8 @@ class TrainConfig:
     normalize_reward: bool = False
     # Fraction of the final updates whose finished episodes define the "final return".
     final_window: float = 0.05
+    # Rollout steps per loop iteration in the compiled scan: fewer loop round trips, same numbers.
+    rollout_unroll: int = 1
 
     @property
     def batch_size(self) -> int:
@@ -53,7 +55,7 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         """Raise a `UserError` naming the first setting that cannot work; return self otherwise."""
-        for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches"):
+        for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "rollout_unroll"):
             if getattr(self, name) <= 0:
                 raise UserError(f"{name} must be a positive integer, got {getattr(self, name)}")
         if self.total_timesteps <= 0:

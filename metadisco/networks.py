@@ -31,6 +31,20 @@ class Policy(NamedTuple):
             return D.categorical_sample(key, self.logits_or_mean)
         return D.gaussian_sample(key, self.logits_or_mean, self.log_std)
 
+    def noise_shape(self) -> tuple[int, ...]:
+        """Shape of the standard noise `sample_from_noise` takes (Gumbel for discrete, normal otherwise)."""
+        return self.logits_or_mean.shape
+
+    def sample_from_noise(self, noise: jax.Array) -> jax.Array:
+        """A sample given pre-drawn noise: Gumbel-max for logits, mean + std * noise for a Gaussian.
+
+        Drawing the noise for a whole rollout at once, outside the step loop, is much cheaper on CPU than
+        one random call per step.
+        """
+        if self.discrete:
+            return jnp.argmax(self.logits_or_mean + noise, axis=-1).astype(jnp.int32)
+        return self.logits_or_mean + jnp.exp(self.log_std) * noise
+
     def log_prob(self, action: jax.Array) -> jax.Array:
         if self.discrete:
             return D.categorical_log_prob(self.logits_or_mean, action)

@@ -34,6 +34,7 @@ class Metrics(NamedTuple):
 
     episode_return: jax.Array
     episode_count: jax.Array
+    truncation_count: jax.Array  # how many episodes were cut by a time limit (bootstrapped, not terminal)
     actor_loss: jax.Array
     value_loss: jax.Array
     entropy: jax.Array
@@ -113,19 +114,35 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
         params = network.init(init_key, obs[:1])
         runner = RunnerState(params, optimizer.init(params), env_state, obs, key)
 
-        def env_step(runner: RunnerState, _):
-            key, act_key, step_key = jax.random.split(runner.key, 3)
-            policy, value = network.apply(runner.params, runner.obs)
-            action = policy.sample(act_key)
-            env_state, out = vec_env.step(step_key, runner.env_state, action)
-            done = jnp.logical_or(out.terminated, out.truncated)
-            transition = Rollout(runner.obs, action, policy.log_prob(action), value, out.reward,
-                                 out.terminated, out.truncated, out.final_obs)
-            episode = (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done))
-            return runner._replace(env_state=env_state, obs=out.obs, key=key), (transition, episode)
+        def collect(runner: RunnerState):
+            """`num_steps` steps of every env with the current policy (params are loop constants)."""
+            key, noise_key, step_key = jax.random.split(runner.key, 3)
+            # All randomness of the rollout is drawn up front, in two vectorised calls.
+            if env.spec.discrete:
+                noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
+            else:
+                noise = jax.random.normal(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
+            step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
+
+            def env_step(carry, xs):
+                env_state, obs = carry
+                step_noise, keys = xs
+                policy, value = network.apply(runner.params, obs)
+                action = policy.sample_from_noise(step_noise)
+                env_state, out = vec_env.step(keys, env_state, action)
+                done = jnp.logical_or(out.terminated, out.truncated)
+                transition = Rollout(obs, action, policy.log_prob(action), value, out.reward,
+                                     out.terminated, out.truncated, out.final_obs)
+                episode = (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done),
+                           jnp.sum(out.truncated))
+                return (env_state, out.obs), (transition, episode)
+
+            (env_state, obs), (transitions, episodes) = jax.lax.scan(
+                env_step, (runner.env_state, runner.obs), (noise, step_keys), unroll=config.rollout_unroll)
+            return runner._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(runner: RunnerState, update_index):
-            runner, (rollout, (return_sums, counts)) = jax.lax.scan(env_step, runner, None, config.num_steps)
+            runner, rollout, (return_sums, counts, truncations) = collect(runner)
             next_values = network.apply(runner.params, rollout.final_obs, method=network.value)
             advantages, targets = gae(rollout.reward, rollout.value, next_values, rollout.terminated,
                                       rollout.truncated, config.gamma, config.gae_lambda)
@@ -157,6 +174,7 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
             metrics = Metrics(
                 jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),
                 count,
+                jnp.sum(truncations),
                 *(jnp.mean(a) for a in aux),
             )
             return runner._replace(params=params, opt_state=opt_state, key=key), metrics

@@ -76,5 +76,6 @@ class VecEnv:
     def reset(self, key: jax.Array) -> tuple[jax.Array, Any]:
         return jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs))
 
-    def step(self, key: jax.Array, state: Any, action: jax.Array) -> tuple[Any, EnvStep]:
-        return jax.vmap(self.env.step)(jax.random.split(key, self.num_envs), state, action)
+    def step(self, keys: jax.Array, state: Any, action: jax.Array) -> tuple[Any, EnvStep]:
+        """One step of every env; `keys` are per-env keys [num_envs] (split once per rollout, not per step)."""
+        return jax.vmap(self.env.step)(keys, state, action)

@@ -14,6 +14,8 @@ import jax.numpy as jnp
 
 
 class VecWrapper:
+    """Base of the wrappers: `reset(key)` and `step(keys [num_envs], state, action [num_envs, ...])`."""
+
     def __init__(self, env):
         self.env = env
         self.spec = env.spec
@@ -41,8 +43,8 @@ class LogEpisodes(VecWrapper):
         zeros = jnp.zeros((self.num_envs,), jnp.float32)
         return obs, EpisodeStats(state, zeros, jnp.zeros((self.num_envs,), jnp.int32))
 
-    def step(self, key, state: EpisodeStats, action):
-        inner, out = self.env.step(key, state.inner, action)
+    def step(self, keys, state: EpisodeStats, action):
+        inner, out = self.env.step(keys, state.inner, action)
         ret = state.episode_return + out.reward
         length = state.episode_length + 1
         done = jnp.logical_or(out.terminated, out.truncated)
@@ -60,10 +62,10 @@ class ClipAction(VecWrapper):
     def reset(self, key):
         return self.env.reset(key)
 
-    def step(self, key, state, action):
+    def step(self, keys, state, action):
         low = jnp.asarray(self.spec.action_low, jnp.float32)
         high = jnp.asarray(self.spec.action_high, jnp.float32)
-        return self.env.step(key, state, jnp.clip(action, low, high))
+        return self.env.step(keys, state, jnp.clip(action, low, high))
 
 
 # ------------------------------------------------------------------------------------------ normalisation
@@ -109,8 +111,8 @@ class NormalizeObservation(VecWrapper):
         moments = update_moments(init_moments(obs.shape[1:]), obs)
         return self._normalize(moments, obs), NormState(state, moments)
 
-    def step(self, key, state: NormState, action):
-        inner, out = self.env.step(key, state.inner, action)
+    def step(self, keys, state: NormState, action):
+        inner, out = self.env.step(keys, state.inner, action)
         moments = update_moments(state.moments, out.obs)
         out = out._replace(obs=self._normalize(moments, out.obs),
                            final_obs=self._normalize(moments, out.final_obs))
@@ -134,8 +136,8 @@ class NormalizeReward(VecWrapper):
         obs, state = self.env.reset(key)
         return obs, RewardNormState(state, init_moments(()), jnp.zeros((self.num_envs,), jnp.float32))
 
-    def step(self, key, state: RewardNormState, action):
-        inner, out = self.env.step(key, state.inner, action)
+    def step(self, keys, state: RewardNormState, action):
+        inner, out = self.env.step(keys, state.inner, action)
         done = jnp.logical_or(out.terminated, out.truncated)
         discounted = state.discounted_return * self.gamma * (1.0 - done) + out.reward
         moments = update_moments(state.moments, discounted)
