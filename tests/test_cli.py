@@ -1,0 +1,70 @@
+"""The command line: one-line errors with exit status 2 for bad input; train writes its summary."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from metadisco.cli import main
+
+TINY_SET = ["--set", "num_steps=16", "--set", "hidden_sizes=8,8", "--set", "update_epochs=1"]
+
+
+def run_cli(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--env", "CartPole-v2", "--out", "{out}"], "unknown env 'CartPole-v2'; did you mean 'CartPole-v1'"),
+    (["train", "--env", "CartPole-v1", "--objective", "ppx", "--out", "{out}"], "unknown objective 'ppx'"),
+    (["train", "--env", "CartPole-v1", "--objective", "missing.msgpack", "--out", "{out}"], "no objective file"),
+    (["train", "--env", "CartPole-v1", "--seeds", "0", "--out", "{out}"], "--seeds must be a positive integer"),
+    (["train", "--env", "CartPole-v1", "--seeds", "-3", "--out", "{out}"], "--seeds must be a positive integer"),
+    (["train", "--env", "CartPole-v1", "--timesteps", "0", "--out", "{out}"], "--timesteps must be a positive"),
+    (["train", "--env", "CartPole-v1", "--timesteps", "100", "--out", "{out}"], "smaller than one update"),
+    (["train", "--env", "CartPole-v1", "--set", "lrr=1", "--out", "{out}"], "unknown setting 'lrr'"),
+    (["train", "--env", "CartPole-v1", "--set", "lr=fast", "--out", "{out}"], "malformed value for lr"),
+    (["train", "--env", "CartPole-v1", "--set", "lr", "--out", "{out}"], "expected key=value"),
+    (["train", "--env", "CartPole-v1", "--preset", "atari", "--out", "{out}"], "unknown preset 'atari'"),
+    (["bench", "--seeds", "2,4", "--out", "{out}/b.json"], "include 1"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_gives_one_line_and_status_2(capsys, tmp_path, argv, message):
+    argv = [a.replace("{out}", str(tmp_path / "out")) for a in argv]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_train_writes_summary(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "train", "--env", "CartPole-v1", "--objective", "dpo", "--seeds", "2",
+                           "--timesteps", "256", "--out", str(tmp_path), *TINY_SET)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["env"] == "CartPole-v1" and summary["objective"] == "dpo" and summary["seeds"] == 2
+    assert len(summary["final_return"]) == 2 and summary["steps_per_second"] > 0
+    assert summary["timesteps"] == 256 and summary["config"]["num_steps"] == 16
+    assert summary["objective_spec"]["drift"] == {"kind": "dpo", "alpha": 2.0, "beta": 0.6}
+
+
+def test_envs_lists_ids_with_shapes(capsys):
+    code, out, _ = run_cli(capsys, "envs", "--no-brax")
+    assert code == 0
+    assert any(line.split()[:3] == ["CartPole-v1", "(4,)", "Discrete(2)"] for line in out.splitlines())
+    assert any(line.startswith("Pendulum-v1") and "Box(-2, 2, (1,))" in line for line in out.splitlines())
+
+
+def test_console_script_exit_status():
+    proc = subprocess.run([sys.executable, "-m", "metadisco", "train", "--env", "Nope-v0", "--out", "/tmp/x"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("metadisco train: error: unknown env 'Nope-v0'")

@@ -1,0 +1,59 @@
+import pytest
+
+from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset
+from metadisco.errors import UserError
+
+
+def test_presets_follow_env_family():
+    assert default_preset_name("CartPole-v1") == "classic"
+    assert default_preset_name("SpaceInvaders-MinAtar") == "minatar"
+    assert default_preset_name("brax/ant") == "brax"
+    brax = get_preset("brax")
+    assert (brax.num_envs, brax.num_steps, brax.num_minibatches, brax.hidden_sizes) == (2048, 10, 32, (256, 256))
+    assert brax.normalize_obs and brax.normalize_reward and not brax.anneal_lr
+    minatar = get_preset("minatar")
+    assert (minatar.num_envs, minatar.lr, minatar.activation) == (64, 5e-3, "relu")
+
+
+def test_overrides_are_typed():
+    cfg = apply_overrides(TrainConfig(), ["lr=1e-3", "num_envs=8", "anneal_lr=false", "hidden_sizes=32,16",
+                                          "total_timesteps=1e5"])
+    assert cfg.lr == 1e-3 and cfg.num_envs == 8 and cfg.anneal_lr is False
+    assert cfg.hidden_sizes == (32, 16) and cfg.total_timesteps == 100_000
+    assert TrainConfig().num_envs == 4  # the original is untouched (frozen)
+
+
+@pytest.mark.parametrize("item, message", [
+    ("learning_rate=1e-3", "unknown setting 'learning_rate'"),
+    ("lr", "expected key=value"),
+    ("num_envs=four", "malformed value for num_envs"),
+    ("num_envs=2.5", "malformed value for num_envs"),
+    ("anneal_lr=maybe", "malformed value for anneal_lr"),
+    ("=3", "the key is empty"),
+])
+def test_bad_overrides_are_user_errors(item, message):
+    with pytest.raises(UserError, match=message):
+        apply_overrides(TrainConfig(), [item])
+
+
+def test_unknown_setting_suggests_close_name():
+    with pytest.raises(UserError, match="did you mean 'num_envs'"):
+        apply_overrides(TrainConfig(), ["num_env=3"])
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"total_timesteps": 100}, "smaller than one update"),
+    ({"total_timesteps": 0}, "timesteps must be positive"),
+    ({"num_minibatches": 3}, "must divide by num_minibatches"),
+    ({"activation": "gelu"}, "unknown activation"),
+    ({"final_window": 0.0}, "final_window"),
+])
+def test_validate_names_the_bad_setting(changes, message):
+    from dataclasses import replace
+
+    with pytest.raises(UserError, match=message):
+        replace(TrainConfig(), **changes).validate()
+
+
+def test_config_is_hashable():
+    assert hash(TrainConfig()) == hash(TrainConfig())
