@@ -19,6 +19,9 @@ COMMANDS = {
     "meta-train": "meta_train_cmd",
     "bench": "bench_cmd",
     "evaluate": "evaluate_cmd",
+    "plot": "plot_cmd",
+    "distil": "distil_cmd",
+    "report": "report_cmd",
 }
 
 

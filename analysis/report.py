@@ -1,0 +1,80 @@
+"""`metadisco report RUN_DIR`: one markdown page (RUN_DIR/report.md) with the meta-training curve, the
+objective's figures, the evaluation table if one exists and the distilled forms.
+
+Figures are drawn into RUN_DIR/figures/ when missing; with no distilled.json anywhere under RUN_DIR, a
+parametric distillation (seconds, no training) is run into RUN_DIR/distil/.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis.inputs import resolve_input
+from metadisco.errors import UserError
+from metadisco.io import atomic_write_text
+
+
+def _rel(path: Path, root: Path) -> str:
+    return str(Path(path).resolve().relative_to(root.resolve()))
+
+
+def _distilled_section(files: list[Path], root: Path) -> list[str]:
+    lines = ["## Distilled forms", ""]
+    lines += ["| file | method | family | R² | expression |", "|---|---|---|---|---|"]
+    details = []
+    for file in files:
+        try:
+            d = json.loads(file.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise UserError(f"damaged JSON file {file}") from None
+        params = ", ".join(f"{k} = {v:.4g}" for k, v in (d.get("params") or {}).items())
+        r2 = "?" if d.get("r2") is None else f"{d['r2']:.4f}"
+        family = f"{d.get('family', '?')} ({params})" if params else d.get("family", "?")
+        readable = d.get("readable", d.get("expression"))
+        lines.append(f"| `{_rel(file, root)}` | {d.get('method', '?')} | {family} | {r2} | `{readable}` |")
+        if d.get("latex"):
+            details.append(f"$$ \\mathrm{{drift}}(r, A) = {d['latex']} $$")
+        ev = d.get("evaluation")
+        if ev:
+            details.append(f"Retained performance on {ev['env']} ({ev['seeds']} seeds, {ev['timesteps']} steps): "
+                           f"original {ev['original']['mean']}, distilled {ev['distilled']['mean']}, "
+                           f"retained {ev['retained']}.")
+    return lines + [""] + details + [""]
+
+
+def write_report(run_dir: Path) -> Path:
+    from analysis.distil import distil, grid_target, write_distilled
+    from analysis.plots import meta_curve, plot_objective
+
+    run_dir = Path(run_dir)
+    objective, meta, label, _ = resolve_input(str(run_dir))
+    figures = run_dir / "figures"
+    paths = plot_objective(objective, meta, label, figures)
+    lines = [f"# Report: {label}", "", f"Objective: `{json.dumps(objective.to_spec())}`", ""]
+    if (run_dir / "metrics.jsonl").is_file():
+        curve = meta_curve(run_dir, figures)
+        from analysis.plots import read_metrics
+
+        rows = read_metrics(run_dir)
+        last = rows[-1]
+        lines += ["## Meta-training", "", f"{len(rows)} generations; last: fitness_mean "
+                  f"{last.get('fitness_mean')}, fitness_max {last.get('fitness_max')}.", "",
+                  f"![meta-training curve]({_rel(curve, run_dir)})", ""]
+    lines += ["## Objective figures", ""]
+    for path in paths:
+        lines += [f"### {path.stem.replace('_', ' ')}", "", f"![{path.stem}]({_rel(path, run_dir)})", ""]
+    evals = sorted(run_dir.rglob("eval.md"))
+    if evals:
+        lines += ["## Evaluation", ""]
+        for file in evals:
+            lines += [f"From `{_rel(file, run_dir)}`:", "", file.read_text().strip(), ""]
+    distilled = sorted(run_dir.rglob("distilled.json"))
+    if not distilled:
+        result = distil(grid_target(objective, meta), "parametric")
+        write_distilled(run_dir / "distil", objective, meta, result, str(run_dir / "objective.msgpack"))
+        distilled = [run_dir / "distil" / "distilled.json"]
+    lines += _distilled_section(distilled, run_dir)
+    out = run_dir / "report.md"
+    atomic_write_text(out, "\n".join(lines).rstrip() + "\n")
+    return out

@@ -1,0 +1,77 @@
+"""metadisco distil: fit a closed form (PPO / DPO family, or symbolic regression) to an objective's drift and
+write it as an objective file."""
+
+from __future__ import annotations
+
+from metadisco.cli.common import add_set_option, output_dir, positive_int, say
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="distil a drift into a closed form; write distilled.json and distilled.msgpack")
+    p.add_argument("objective", metavar="OBJECTIVE",
+                   help="built-in name (ppo, dpo), objective file, or meta-training run directory")
+    p.add_argument("--method", choices=("parametric", "symbolic"), default="parametric")
+    p.add_argument("--grid", choices=("log", "linear"), default="log",
+                   help="fit over r = exp([-2, 2]) (log, REFERENCE §6) or r in [0.5, 1.5] (linear); A in [-8, 8]")
+    p.add_argument("--points", type=positive_int("--points"), default=41, help="grid points per axis (41)")
+    p.add_argument("--weighted-by-env", metavar="ENV", default=None,
+                   help="weight the fit by where (r, A) fall while training this objective on ENV (short run)")
+    p.add_argument("--collect-timesteps", type=positive_int("--collect-timesteps"), default=32_768,
+                   help="env steps of that short run (default 32768)")
+    p.add_argument("--progress", type=float, default=0.0, help="training progress n/N for TA-LPO drifts (0)")
+    p.add_argument("--population", type=positive_int("--population"), default=1000, help="symbolic: programs")
+    p.add_argument("--generations", type=positive_int("--generations"), default=15, help="symbolic: generations")
+    p.add_argument("--random-state", type=int, default=0, help="symbolic: gplearn's seed")
+    p.add_argument("--log-r", action="store_true", help="symbolic: also offer log r as a variable")
+    p.add_argument("--evaluate-on", metavar="ENV", default=None,
+                   help="train original and distilled with the same seeds on ENV; report retained performance")
+    p.add_argument("--seeds", type=positive_int("--seeds"), default=4, help="seeds for --evaluate-on (4)")
+    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+                   help="env steps per seed for --evaluate-on (default: the preset's)")
+    add_set_option(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from analysis.distil import distil, grid_target, histogram_target, retained_performance, write_distilled
+    from analysis.inputs import resolve_input
+    from metadisco.errors import UserError
+    from metadisco.io import write_json
+
+    if not 0.0 <= args.progress <= 1.0:
+        raise UserError(f"--progress must be in [0, 1], got {args.progress}")
+    if args.points < 5:
+        raise UserError(f"--points must be at least 5, got {args.points}")
+    objective, meta, label, run_dir = resolve_input(args.objective)
+    source = str(run_dir / "objective.msgpack") if run_dir else args.objective
+    out = output_dir(args.out)
+    if args.weighted_by_env:
+        from analysis.collect import collect_histogram
+
+        say(f"collecting (r, A) from {args.collect_timesteps} steps of {label} on {args.weighted_by_env}")
+        histogram = collect_histogram(args.weighted_by_env, objective, meta, args.collect_timesteps, args.overrides)
+        target = histogram_target(objective, meta, histogram, args.weighted_by_env, args.progress)
+        say(f"  {histogram.total} samples, {100 * histogram.coverage:.1f}% inside the histogram")
+    else:
+        target = grid_target(objective, meta, args.grid, args.points, args.progress)
+    options = None
+    if args.method == "symbolic":
+        options = {"population": args.population, "generations": args.generations,
+                   "random_state": args.random_state, "features": ("x", "A", "log_r") if args.log_r else ("x", "A")}
+        say(f"symbolic regression: {args.population} programs x {args.generations} generations")
+    result = distil(target, args.method, options)
+    result = write_distilled(out, objective, meta, result, source)
+    say(f"{result['method']}: {result['readable']}  (R² {result['r2']:.5f})")
+    if args.evaluate_on:
+        from metadisco.objectives.resolve import resolve_objective
+
+        distilled = resolve_objective(str(out / "distilled.msgpack"))
+        say(f"evaluating original and distilled on {args.evaluate_on}, {args.seeds} seeds")
+        result["evaluation"] = retained_performance(args.evaluate_on, (objective, meta), distilled, args.seeds,
+                                                    args.timesteps, args.overrides)
+        write_json(out / "distilled.json", result)
+        ev = result["evaluation"]
+        say(f"  original {ev['original']['mean']}, distilled {ev['distilled']['mean']}, retained {ev['retained']}")
+    say(f"wrote {out / 'distilled.json'} and {out / 'distilled.msgpack'}")
+    return 0
