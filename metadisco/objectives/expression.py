@@ -1,0 +1,365 @@
+"""Closed-form drifts from a small, safe expression over r and A (for distilled objectives and hand-written ones).
+
+    DRIFTS.make("expression", expression="relu((r - clip(r, 1 - eps, 1 + eps)) * A)", constants=(("eps", 0.2),))
+    expression_drift("where(A >= 0, relu((r-1)*A - alpha*tanh((r-1)*A/alpha)), "
+                     "relu(log(r)*A - beta*tanh(log(r)*A/beta)))", {"alpha": 2.0, "beta": 0.6})   # DPO
+
+Grammar (Python expression syntax, read with `ast.parse` and turned into sympy node by node: user text is
+never evaluated, so only the names below can appear):
+
+    variables   r (the ratio pi_new / pi_old, > 0) and A (the normalised advantage)
+    constants   the names given in `constants` (identifiers other than the names here), and numbers: 2, 0.6, 1e-3
+    operators   + - * / **, unary -, parentheses
+    functions   tanh log exp sqrt abs sign square(x)  relu(x) = max(0, x)  max(a, b, ...)  min(a, b, ...)
+                clip(x, lo, hi) = min(max(x, lo), hi)
+    conditions  comparisons < <= > >= of expressions, joined with `and` `or` `not` (or & | ~), used in
+                where(cond, a, b),  a if cond else b,  Piecewise((a, cond), (b, True))
+    sympy's own spellings Max, Min, Abs, Piecewise also parse, so `str()` of a sympy expression reads back.
+
+The drift must be a valid mirror-learning drift at r = 1: drift(1, A) = 0 and d drift / d r (1, A) = 0 for
+every A. Both are checked when the drift is made, symbolically where sympy can decide it and numerically on a
+grid of A in [-8, 8] (value, and one-sided slopes on both sides, so a kink at r = 1 is refused too); a drift
+that fails is a `UserError` showing drift(1, A) or the slope. Non-negativity away from r = 1 is not enforced
+(mirror learning wants it; a distilled fit may dip slightly below 0).
+
+The expression is compiled to jax.numpy by walking the sympy tree (no code generation either).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import keyword
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+import sympy
+
+from metadisco.errors import UserError
+from metadisco.objectives.registry import DRIFTS, Piece, Progress
+
+R = sympy.Symbol("r", positive=True)
+A = sympy.Symbol("A", real=True)
+VARIABLES = {"r": R, "A": A}
+MAX_LENGTH = 4000  # characters: a distilled expression is far shorter; bounds parsing work
+
+_relu = lambda x: sympy.Max(0, x)
+_clip = lambda x, lo, hi: sympy.Min(sympy.Max(x, lo), hi)
+_where = lambda cond, a, b: sympy.Piecewise((a, cond), (b, True))
+# name -> (sympy builder, allowed argument counts: an int, or None for "two or more")
+FUNCTIONS: dict[str, tuple[Callable, int | None]] = {
+    "tanh": (sympy.tanh, 1), "log": (sympy.log, 1), "exp": (sympy.exp, 1), "sqrt": (sympy.sqrt, 1),
+    "abs": (sympy.Abs, 1), "Abs": (sympy.Abs, 1), "sign": (sympy.sign, 1), "square": (lambda x: x**2, 1),
+    "relu": (_relu, 1), "max": (sympy.Max, None), "Max": (sympy.Max, None), "min": (sympy.Min, None),
+    "Min": (sympy.Min, None), "clip": (_clip, 3), "where": (_where, 3),
+}
+RESERVED = set(VARIABLES) | set(FUNCTIONS) | {"Piecewise", "True", "False"}
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.Pow: operator.pow}
+_COMPARE = {ast.Lt: sympy.StrictLessThan, ast.LtE: sympy.LessThan, ast.Gt: sympy.StrictGreaterThan,
+            ast.GtE: sympy.GreaterThan}
+
+
+def normalize_constants(constants: Any) -> tuple[tuple[str, float], ...]:
+    """A mapping or pairs (lists from a file too) -> sorted ((name, float), ...); bad names or values: UserError."""
+    pairs = list(constants.items()) if isinstance(constants, dict) else list(constants or ())
+    out = {}
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise UserError(f"expression constants must be (name, value) pairs, got {pair!r}")
+        name, value = pair
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) or name in RESERVED:
+            raise UserError(f"bad constant name {name!r}: use an identifier other than r, A and the function names")
+        if name in out:
+            raise UserError(f"constant {name!r} is given twice")
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise UserError(f"constant {name!r} must be a number, got {value!r}") from None
+        if not math.isfinite(value):
+            raise UserError(f"constant {name!r} must be finite, got {value}")
+        out[name] = value
+    return tuple(sorted(out.items()))
+
+
+class _Builder:
+    """Python AST -> sympy, accepting only the grammar above."""
+
+    def __init__(self, constant_names):
+        self.names = dict(VARIABLES)
+        self.names.update({name: sympy.Symbol(name, real=True) for name in constant_names})
+
+    def error(self, node, what: str) -> UserError:
+        return UserError(f"expression: {what} (at column {getattr(node, 'col_offset', 0) + 1}); "
+                         "see `metadisco.objectives.expression` for the grammar")
+
+    def build(self, node):
+        if isinstance(node, ast.Expression):
+            return self.build(node.body)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool):
+                return sympy.true if node.value else sympy.false
+            if isinstance(node.value, (int, float)):
+                return sympy.Integer(node.value) if isinstance(node.value, int) else sympy.Float(node.value)
+            raise self.error(node, f"{node.value!r} is not a number")
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                return self.names[node.id]
+            if node.id in FUNCTIONS or node.id == "Piecewise":
+                raise self.error(node, f"{node.id} is a function; call it")
+            known = [*self.names, *FUNCTIONS]
+            close = difflib.get_close_matches(node.id, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else "; name it in the constants"
+            raise self.error(node, f"unknown name {node.id!r}{hint}")
+        if isinstance(node, ast.BinOp):
+            left, right = self.build(node.left), self.build(node.right)
+            if type(node.op) in _BINARY:
+                return _BINARY[type(node.op)](left, right)
+            if isinstance(node.op, ast.BitAnd):
+                return sympy.And(left, right)
+            if isinstance(node.op, ast.BitOr):
+                return sympy.Or(left, right)
+            raise self.error(node, f"operator {type(node.op).__name__} is not allowed")
+        if isinstance(node, ast.UnaryOp):
+            operand = self.build(node.operand)
+            if isinstance(node.op, ast.USub):
+                return -operand
+            if isinstance(node.op, ast.UAdd):
+                return operand
+            return sympy.Not(operand)  # ast.Not, ast.Invert
+        if isinstance(node, ast.Compare):
+            terms = [self.build(node.left)] + [self.build(c) for c in node.comparators]
+            parts = []
+            for op, left, right in zip(node.ops, terms[:-1], terms[1:], strict=True):
+                if type(op) not in _COMPARE:
+                    raise self.error(node, f"comparison {type(op).__name__} is not allowed (use < <= > >=)")
+                parts.append(_COMPARE[type(op)](left, right))
+            return sympy.And(*parts)
+        if isinstance(node, ast.BoolOp):
+            values = [self.build(v) for v in node.values]
+            return sympy.And(*values) if isinstance(node.op, ast.And) else sympy.Or(*values)
+        if isinstance(node, ast.IfExp):
+            return sympy.Piecewise((self.build(node.body), self.build(node.test)), (self.build(node.orelse), True))
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise self.error(node, f"{type(node).__name__} is not allowed")
+
+    def call(self, node: ast.Call):
+        if not isinstance(node.func, ast.Name) or node.keywords:
+            raise self.error(node, "only calls of the listed functions, with positional arguments, are allowed")
+        name = node.func.id
+        if name == "Piecewise":
+            pieces = []
+            for arg in node.args:
+                if not isinstance(arg, ast.Tuple) or len(arg.elts) != 2:
+                    raise self.error(arg, "Piecewise takes (value, condition) pairs")
+                pieces.append((self.build(arg.elts[0]), self.build(arg.elts[1])))
+            if not pieces:
+                raise self.error(node, "Piecewise needs at least one (value, condition) pair")
+            return sympy.Piecewise(*pieces)
+        if name not in FUNCTIONS:
+            close = difflib.get_close_matches(name, list(FUNCTIONS), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; functions: {', '.join(sorted(FUNCTIONS))}"
+            raise self.error(node, f"unknown function {name!r}{hint}")
+        fn, arity = FUNCTIONS[name]
+        args = [self.build(a) for a in node.args]
+        if (arity is None and len(args) < 2) or (arity is not None and len(args) != arity):
+            raise self.error(node, f"{name} takes {'two or more' if arity is None else arity} argument(s), "
+                                   f"got {len(args)}")
+        return fn(*args)
+
+
+def parse_expression(text: str, constant_names=()) -> sympy.Basic:
+    """The sympy expression of `text` over r, A and the named constants (as symbols); bad text is a UserError."""
+    if not isinstance(text, str) or not text.strip():
+        raise UserError("expression: give a non-empty expression over r and A")
+    if len(text) > MAX_LENGTH:
+        raise UserError(f"expression: longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise UserError(f"expression: syntax error at column {e.offset or 1}: {text.strip()!r}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise UserError("expression: too deeply nested or malformed") from None
+    try:
+        expr = _Builder(constant_names).build(tree)
+    except RecursionError:
+        raise UserError("expression: too deeply nested") from None
+    except UserError:
+        raise
+    except (TypeError, ValueError) as e:  # sympy refusing e.g. a comparison used as a number
+        raise UserError(f"expression: {e}") from None
+    if isinstance(expr, sympy.logic.boolalg.Boolean) and not isinstance(expr, sympy.Piecewise):
+        raise UserError("expression: the whole expression is a condition, not a number")
+    return expr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# sympy -> array function (jax.numpy or numpy), by walking the tree
+
+
+def _compile(expr) -> Callable[[dict, Any], Any]:
+    """fn(env, xp): evaluate `expr` with `env` = {Symbol: array} and `xp` = jax.numpy or numpy."""
+    if expr in (sympy.true, sympy.false):
+        value = bool(expr)
+        return lambda env, xp: value
+    if isinstance(expr, sympy.Symbol):
+        return lambda env, xp: env[expr]
+    if expr.is_Number or isinstance(expr, sympy.NumberSymbol):
+        value = float(expr)
+        if not math.isfinite(value):
+            raise UserError(f"expression: contains the non-finite number {expr}")
+        return lambda env, xp: value
+    if isinstance(expr, sympy.Piecewise):
+        pairs = [(_compile(value), _compile(cond)) for value, cond in expr.args]
+
+        def piecewise(env, xp):
+            out = xp.nan  # sympy's value where no condition holds
+            for value, cond in reversed(pairs):
+                out = xp.where(cond(env, xp), value(env, xp), out)
+            return out
+
+        return piecewise
+    args = [_compile(a) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return lambda env, xp: reduce(operator.add, (f(env, xp) for f in args))
+    if isinstance(expr, sympy.Mul):
+        return lambda env, xp: reduce(operator.mul, (f(env, xp) for f in args))
+    if isinstance(expr, sympy.Pow):
+        base, exponent = args
+        e = expr.args[1]
+        if e.is_Integer:
+            n = int(e)
+            return lambda env, xp: base(env, xp) ** n
+        if e == sympy.Rational(1, 2):
+            return lambda env, xp: xp.sqrt(base(env, xp))
+        return lambda env, xp: xp.power(base(env, xp), exponent(env, xp))
+    unary = {sympy.tanh: "tanh", sympy.log: "log", sympy.exp: "exp", sympy.Abs: "abs", sympy.sign: "sign"}
+    for cls, name in unary.items():
+        if isinstance(expr, cls):
+            (f,) = args
+            return lambda env, xp, name=name: getattr(xp, name)(f(env, xp))
+    if isinstance(expr, (sympy.Max, sympy.Min)):
+        name = "maximum" if isinstance(expr, sympy.Max) else "minimum"
+        return lambda env, xp: reduce(getattr(xp, name), (f(env, xp) for f in args))
+    relations = {sympy.StrictLessThan: operator.lt, sympy.LessThan: operator.le,
+                 sympy.StrictGreaterThan: operator.gt, sympy.GreaterThan: operator.ge}
+    for cls, op in relations.items():
+        if isinstance(expr, cls):
+            left, right = args
+            return lambda env, xp, op=op: op(left(env, xp), right(env, xp))
+    if isinstance(expr, sympy.And):
+        return lambda env, xp: reduce(xp.logical_and, (f(env, xp) for f in args))
+    if isinstance(expr, sympy.Or):
+        return lambda env, xp: reduce(xp.logical_or, (f(env, xp) for f in args))
+    if isinstance(expr, sympy.Not):
+        (f,) = args
+        return lambda env, xp: xp.logical_not(f(env, xp))
+    raise UserError(f"expression: cannot compile {type(expr).__name__} ({expr})")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# validity at r = 1
+
+_A_GRID = np.concatenate([np.linspace(-8.0, 8.0, 161), [-1e-3, 1e-3, -0.37, 0.37, 2.71, -2.71]])
+_SMOOTH_BREAKERS = (sympy.Piecewise, sympy.Max, sympy.Min, sympy.Abs, sympy.sign, sympy.Heaviside)
+
+
+def _symbolic(expr) -> sympy.Basic | None:
+    """sympy's simplified form, or None when sympy fails on it."""
+    try:
+        return sympy.simplify(expr)
+    except Exception:  # sympy raises many types on exotic input; the numeric check still decides
+        return None
+
+
+def _numeric(fn, r, a):
+    with np.errstate(all="ignore"):
+        out = fn({R: np.asarray(r, np.float64), A: np.asarray(a, np.float64)}, np)
+    return np.broadcast_to(np.asarray(out, np.float64), np.broadcast_shapes(np.shape(r), np.shape(a)))
+
+
+def check_valid_at_one(expr, fn, text: str) -> None:
+    """Refuse (UserError) a drift that is not 0 at r = 1 or has a non-zero slope there, for some A."""
+    a = _A_GRID
+    scale = 1.0 + np.nanmax(np.abs(_numeric(fn, np.exp(np.linspace(-1, 1, 21))[:, None], a[None, :])), initial=0.0)
+    at_one = _numeric(fn, 1.0, a)
+    value = _symbolic(expr.subs(R, 1))
+    proven_zero = value is not None and value == 0
+    if not proven_zero:
+        smooth_nonzero = value is not None and value.is_Number and value != 0
+        worst = int(np.nanargmax(np.where(np.isfinite(at_one), np.abs(at_one), np.inf)))
+        if smooth_nonzero or not np.isfinite(at_one).all() or np.abs(at_one[worst]) > 1e-9 * scale:
+            shown = value if value is not None else f"{at_one[worst]:.4g} at A = {a[worst]:.3g}"
+            raise UserError(f"expression {text!r} is not 0 at r = 1: drift(1, A) = {shown}; a drift must vanish "
+                            "when the policy does not move")
+    # Slope: one-sided difference quotients on each side, Richardson-extrapolated (error O(h^2)).
+    h = 1e-4
+    for side in (1.0, -1.0):
+        q_h = (_numeric(fn, 1.0 + side * h, a) - at_one) / (side * h)
+        q_half = (_numeric(fn, 1.0 + side * h / 2, a) - at_one) / (side * h / 2)
+        slope = 2.0 * q_half - q_h
+        bad = ~np.isfinite(slope) | (np.abs(slope) > 1e-6 * scale)
+        if bad.any():
+            i = int(np.argmax(bad))
+            # sympy's derivative of a kink at r = 1 is a one-sided guess: show it for smooth expressions only.
+            smooth = not expr.has(*_SMOOTH_BREAKERS)
+            shown = _symbolic(sympy.diff(expr, R).subs(R, 1)) if smooth else None
+            where = "right" if side > 0 else "left"
+            raise UserError(f"expression {text!r} has a non-zero slope at r = 1"
+                            + (f": d drift / d r (1, A) = {shown}" if shown is not None else "")
+                            + f" ({where} slope {slope[i]:.4g} at A = {a[i]:.3g}); a drift must be flat at r = 1")
+    derivative = None if expr.has(*_SMOOTH_BREAKERS) else _symbolic(sympy.diff(expr, R).subs(R, 1))
+    if derivative is not None and derivative.is_Number and derivative != 0:
+        raise UserError(f"expression {text!r} has a non-zero slope at r = 1: d drift / d r (1, A) = {derivative}")
+
+
+@DRIFTS.register("expression")
+@dataclass(frozen=True)
+class ExpressionDrift(Piece):
+    """A closed-form drift written as an expression over r and A (see the module docstring for the grammar)."""
+
+    expression: str = "relu((r - clip(r, 1 - eps, 1 + eps)) * A)"
+    constants: tuple[tuple[str, float], ...] = (("eps", 0.2),)
+
+    def __post_init__(self):
+        object.__setattr__(self, "constants", normalize_constants(self.constants))
+        names = [name for name, _ in self.constants]
+        symbolic = parse_expression(self.expression, names)
+        expr = symbolic.subs({sympy.Symbol(n, real=True): sympy.Float(v) for n, v in self.constants})
+        if not expr.free_symbols <= {R, A}:
+            raise UserError(f"expression {self.expression!r}: unknown names {sorted(map(str, expr.free_symbols))}")
+        fn = _compile(expr)
+        check_valid_at_one(expr, fn, self.expression)
+        # Not dataclass fields: equality, hashing and the spec see only `expression` and `constants`.
+        object.__setattr__(self, "_sympy", expr)
+        object.__setattr__(self, "_fn", fn)
+
+    @property
+    def sympy(self) -> sympy.Basic:
+        """The expression as sympy, constants substituted (free symbols r and A)."""
+        return self._sympy
+
+    def __call__(self, meta, ratio, advantage, progress: Progress):
+        del meta, progress
+        out = self._fn({R: ratio, A: advantage}, jnp)
+        return jnp.broadcast_to(jnp.asarray(out, jnp.result_type(ratio)), jnp.broadcast_shapes(ratio.shape,
+                                                                                              advantage.shape))
+
+
+def expression_drift(expression: str, constants: Any = ()) -> ExpressionDrift:
+    """A drift from `expression` over r and A with named `constants` ({name: value} or pairs); refuses, with a
+    `UserError`, text outside the grammar and drifts that are not 0 with zero slope at r = 1."""
+    return ExpressionDrift(expression=expression, constants=normalize_constants(constants))
+
+
+PPO_EXPRESSION = ("relu((r - clip(r, 1 - eps, 1 + eps)) * A)", (("eps", 0.2),))
+DPO_EXPRESSION = ("where(A >= 0, relu((r - 1)*A - alpha*tanh((r - 1)*A/alpha)), "
+                  "relu(log(r)*A - beta*tanh(log(r)*A/beta)))", (("alpha", 2.0), ("beta", 0.6)))

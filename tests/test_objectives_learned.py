@@ -1,0 +1,91 @@
+"""Learned value loss and learned optimiser, piece by piece: zero meta-parameters are L2 / Adam exactly, non-zero
+ones change them, and bad options are UserErrors. (Whole training runs: test_objectives_training.py.)"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from metadisco.errors import UserError
+from metadisco.objectives import OPTIMIZERS, VALUE_LOSSES, Progress
+from metadisco.objectives.value_loss import l2_value_loss
+
+
+def random_like(tree, seed, scale):
+    leaves, treedef = jax.tree.flatten(tree)
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(leaves))
+    return jax.tree.unflatten(treedef, [scale * jax.random.normal(k, x.shape)
+                                        for k, x in zip(keys, leaves, strict=True)])
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_learned_value_loss_is_l2_at_zero_and_differs_elsewhere(progress):
+    loss = VALUE_LOSSES.make("learned", progress=progress)
+    value, target = jax.random.normal(jax.random.PRNGKey(0), (2, 64)) * 5.0
+    p = Progress(jnp.float32(0.25), jnp.float32(50.0))
+    fn = lambda meta, v: loss(meta, v, v, target, 0.2, p)
+    zero = loss.zero_meta()
+    assert np.array_equal(fn(zero, value), l2_value_loss(value, target))
+    grad_zero = jax.grad(lambda v: fn(zero, v).sum())(value)
+    assert np.array_equal(grad_zero, jax.grad(lambda v: l2_value_loss(v, target).sum())(value))
+    meta = random_like(zero, 1, 0.1)
+    assert fn(meta, value).shape == (64,)
+    assert not np.allclose(fn(meta, value), l2_value_loss(value, target))
+    if progress:
+        later = loss(meta, value, value, target, 0.2, Progress(jnp.float32(0.9), jnp.float32(50.0)))
+        assert not np.allclose(fn(meta, value), later)
+
+
+def test_learned_value_loss_sizes():
+    assert VALUE_LOSSES.make("learned").zero_meta()["dense_0"]["kernel"].shape == (1, 64)
+    meta = VALUE_LOSSES.make("learned", hidden=[8], progress=True).zero_meta()
+    assert meta["dense_0"]["kernel"].shape == (2, 8) and meta["dense_1"]["kernel"].shape == (8, 1)
+    with pytest.raises(UserError, match="hidden"):
+        VALUE_LOSSES.make("learned", hidden=(0,))
+
+
+def _run_optimizer(tx, params, steps=5):
+    state = tx.init(params)
+    out = []
+    for i in range(steps):
+        grads = random_like(params, 10 + i, 3.0)  # large enough for the global-norm clip to act
+        updates, state = tx.update(grads, state, params)
+        params = optax.apply_updates(params, updates)
+        out.append(updates)
+    return params, out
+
+
+def test_learned_optimizer_is_adam_at_zero_meta():
+    params = {"dense": {"kernel": jnp.ones((3, 4)), "bias": jnp.zeros(4)}, "log_std": jnp.zeros(2)}
+    schedule = lambda count: 1e-2 * (1.0 - count / 100.0)
+    learned = OPTIMIZERS.make("learned")
+    adam = OPTIMIZERS.make("adam")
+    for lr in (schedule, 3e-3):
+        final_l, updates_l = _run_optimizer(learned.make(learned.zero_meta(), lr, 0.5, 100), params)
+        final_a, updates_a = _run_optimizer(adam.make({}, lr, 0.5, 100), params)
+        for x, y in zip(jax.tree.leaves((final_l, updates_l)), jax.tree.leaves((final_a, updates_a)), strict=True):
+            assert np.array_equal(x, y)
+
+
+def test_learned_optimizer_with_meta_changes_updates_and_sees_progress():
+    learned = OPTIMIZERS.make("learned", hidden=(8,), betas=(0.9, 0.99))
+    assert learned.num_features == 8
+    meta = random_like(learned.zero_meta(), 0, 0.3)
+    params = {"w": jnp.linspace(-1.0, 1.0, 6)}
+    grads = {"w": jnp.linspace(0.1, 0.6, 6)}
+    tx = learned.make(meta, 1e-2, 0.5, 10)
+    adam_tx = OPTIMIZERS.make("adam").make({}, 1e-2, 0.5, 10)
+    u_learned, _ = tx.update(grads, tx.init(params), params)
+    u_adam, _ = adam_tx.update(grads, adam_tx.init(params), params)
+    assert not np.allclose(u_learned["w"], u_adam["w"])
+    # Same gradients at a later step (training fraction 0.9) give a different correction.
+    late_state = tx.init(params)._replace(count=jnp.int32(9))
+    u_late, _ = tx.update(grads, late_state, params)
+    assert not np.allclose(u_late["w"], u_learned["w"])
+
+
+def test_learned_optimizer_options():
+    with pytest.raises(UserError, match="betas"):
+        OPTIMIZERS.make("learned", betas=(0.9, 1.5))
+    assert OPTIMIZERS.make("learned", betas=[0.5]).betas == (0.5,)
