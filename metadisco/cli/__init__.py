@@ -22,6 +22,7 @@ COMMANDS = {
     "plot": "plot_cmd",
     "distil": "distil_cmd",
     "report": "report_cmd",
+    "inspect": "inspect_cmd",
 }
 
 
