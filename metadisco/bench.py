@@ -112,3 +112,35 @@ def peak_memory_bytes() -> dict:
 def machine() -> dict:
     return {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
             "jax": jax.__version__, "python": platform.python_version(), "processor": platform.processor()}
+
+
+def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, seed_counts=(1,)) -> dict:
+    """Trainer throughput with learned pieces against the PPO + Adam baseline on the same env, config and keys.
+
+    "learned_optimizer" swaps Adam for the learned optimiser (a per-parameter MLP over gradient, momenta, value
+    and progress) and "lpo" the PPO clip for the LPO drift network; `cost` is baseline seconds-per-step
+    multiples (1.0 = free). Meta-parameters are small random values, as during meta-training.
+    """
+    from metadisco.objectives import DRIFTS, OPTIMIZERS, Objective
+
+    config = resolve_config(env_id, timesteps=timesteps)
+    env = make_env(env_id)
+    steps = config.num_updates * config.batch_size
+    variants = {"adam": Objective(), "learned_optimizer": Objective(optimizer=OPTIMIZERS.make("learned")),
+                "lpo": Objective(drift=DRIFTS.make("lpo"))}
+    out = {"env": env_id, "timesteps_per_seed": steps}
+    for n in seed_counts:
+        keys = seed_keys(n)
+        figures = {}
+        for name, objective in variants.items():
+            leaves, treedef = jax.tree.flatten(objective.zero_meta())
+            meta = jax.tree.unflatten(treedef, [0.01 * jax.random.normal(jax.random.PRNGKey(i), x.shape)
+                                                for i, x in enumerate(leaves)])
+            train = make_train(config, env, objective)
+            trainer = jax.vmap(lambda k, m, train=train: train(k, m).metrics.episode_return, in_axes=(0, None))
+            compile_s, run_s = _timed(trainer, keys, meta)
+            figures[name] = {"steps_per_second": n * steps / run_s, "compile_seconds": compile_s}
+        for name in ("learned_optimizer", "lpo"):
+            figures[name]["cost"] = figures["adam"]["steps_per_second"] / figures[name]["steps_per_second"]
+        out[f"seeds_{n}"] = figures
+    return out

@@ -12,6 +12,8 @@ def add_parser(sub, name):
                    help="env steps per seed for each case (default: 262144)")
     p.add_argument("--envs", default=None, help="comma-separated env ids (default: CartPole-v1,SpaceInvaders-MinAtar)")
     p.add_argument("--seeds", default="1,16", help="comma-separated seed counts to vmap (default 1,16)")
+    p.add_argument("--no-learned", action="store_true",
+                   help="skip the cost of learned pieces (learned optimiser, LPO) against Adam / PPO")
     p.set_defaults(run=run)
 
 
@@ -39,6 +41,14 @@ def run(args) -> int:
         fig = results["cases"][case.env_id]
         say(f"  ratio {fig['ratio']:.3f}, trainer {fig['seeds_1']['trainer_steps_per_second']:,.0f} steps/s "
             f"(1 seed)")
+    if not args.no_learned:
+        first = cases[0]
+        say(f"bench learned pieces vs Adam / PPO on {first.env_id}: {first.timesteps} steps per seed")
+        costs = bench.learned_piece_costs(first.env_id, first.timesteps, seed_counts)
+        results["learned_pieces"] = costs
+        say("  cost (x Adam's time per step, 1 seed): "
+            f"learned optimiser {costs['seeds_1']['learned_optimizer']['cost']:.2f}, "
+            f"LPO drift {costs['seeds_1']['lpo']['cost']:.2f}")
     results["memory"] = bench.peak_memory_bytes()
     write_json(args.out, results)
     say(f"wrote {args.out}")
