@@ -123,3 +123,25 @@ def test_brax_truncation_is_kept_apart_from_termination():
             np.testing.assert_allclose(out.obs, obs)  # restarted from the first state
             assert not np.allclose(out.final_obs, obs)
     assert [t for t, tr in enumerate(truncs) if tr.all()] == [4, 9]
+
+
+@pytest.mark.slow
+def test_brax_trains_end_to_end_with_a_shrunk_preset():
+    """A few updates of the brax preset (normalisation on) on CPU: finite losses, truncations counted."""
+    from dataclasses import replace
+
+    from metadisco.config import get_preset
+    from metadisco.envs.registry import make_env as make
+    from metadisco.objectives import BUILTIN_OBJECTIVES
+    from metadisco.train import make_train
+
+    config = replace(get_preset("brax"), num_envs=8, num_steps=10, total_timesteps=8 * 10 * 4, num_minibatches=2,
+                     hidden_sizes=(16, 16))
+    env = make("brax/fast", episode_length=10)
+    ppo = BUILTIN_OBJECTIVES["ppo"]
+    m = jax.jit(make_train(config, env, ppo))(jax.random.PRNGKey(0), ppo.zero_meta()).metrics
+    for loss in (m.actor_loss, m.value_loss, m.entropy):
+        assert np.isfinite(np.asarray(loss)).all()
+    # Every env is cut by the 10-step limit once per update: 8 truncations an update, none terminal.
+    np.testing.assert_array_equal(m.truncation_count, [8, 8, 8, 8])
+    np.testing.assert_array_equal(m.episode_count, [8, 8, 8, 8])
