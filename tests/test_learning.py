@@ -35,3 +35,14 @@ def test_pendulum_continuous_actions_learn():
     assert first < -900
     assert np.isfinite(result.final_return).all()
     assert result.final_return.mean() > -500 and result.final_return.min() > -800, result.final_return
+
+
+def test_spaceinvaders_minatar_learns_in_a_small_budget():
+    """1e6 steps (a tenth of the preset's): the untrained policy scores about 4, trained agents far more."""
+    config = resolve_config("SpaceInvaders-MinAtar", timesteps=1_000_000)
+    obj = BUILTIN_OBJECTIVES["ppo"]
+    result = train_seeds("SpaceInvaders-MinAtar", obj, obj.zero_meta(), config, num_seeds=3)
+    m = result.metrics
+    first = np.nanmean(np.where(m.episode_count[:, :3] > 0, m.episode_return[:, :3], np.nan))
+    assert first < 10
+    assert result.final_return.min() > 30, result.final_return
