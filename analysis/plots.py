@@ -127,7 +127,7 @@ def depends_on_progress(objective: Objective, meta: Any, num_updates: float = DE
     """True for a progress-aware drift kind (TA-LPO) or a drift whose values change with n / N."""
     if objective.drift.name == "talpo":
         return True
-    a, b = (surface(objective, meta, "linear", 21, 17, f, num_updates).drift for f in (0.0, 1.0))
+    a, b = (surface(objective, meta, "linear", fraction=f, num_updates=num_updates).drift for f in (0.0, 1.0))
     return not np.allclose(a, b)
 
 

@@ -45,15 +45,16 @@ def _distilled_section(files: list[Path], root: Path) -> list[str]:
 
 def write_report(run_dir: Path) -> Path:
     from analysis.distil import distil, grid_target, write_distilled
-    from analysis.plots import meta_curve, plot_objective
+    from analysis.plots import plot_objective
 
     run_dir = Path(run_dir)
     objective, meta, label, _ = resolve_input(str(run_dir))
     figures = run_dir / "figures"
-    paths = plot_objective(objective, meta, label, figures)
+    paths = plot_objective(objective, meta, label, figures, run_dir)  # as `metadisco plot RUN_DIR` draws
+    curve = next((p for p in paths if p.name == "meta_curve.png"), None)
+    paths = [p for p in paths if p != curve]
     lines = [f"# Report: {label}", "", f"Objective: `{json.dumps(objective.to_spec())}`", ""]
-    if (run_dir / "metrics.jsonl").is_file():
-        curve = meta_curve(run_dir, figures)
+    if curve is not None:
         from analysis.plots import read_metrics
 
         rows = read_metrics(run_dir)

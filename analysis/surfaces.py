@@ -7,6 +7,7 @@ or r = exp(u), u in [-2, 2] ("log").
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -48,28 +49,20 @@ def progress(fraction: float = 0.0, num_updates: float = DEFAULT_HORIZON) -> Pro
     return Progress(jnp.float32(fraction), jnp.float32(num_updates))
 
 
-def drift_callable(objective: Objective, meta: Any, fraction: float = 0.0, num_updates: float = DEFAULT_HORIZON):
-    """A jitted (r, A) -> (drift, d drift / d r) for arrays of one shape; the drift is elementwise."""
-    prog = progress(fraction, num_updates)
-    drift_meta = meta["drift"]
-
-    def total(r, a):
-        return jnp.sum(objective.drift(drift_meta, r, a, prog))
-
-    @jax.jit
-    def fn(r, a):
-        d = objective.drift(drift_meta, r, a, prog)
-        return d, jax.grad(total)(r, a)
-
-    return fn
+@partial(jax.jit, static_argnums=0)
+def _drift_and_slope(objective: Objective, drift_meta, r, a, fraction, num_updates):
+    # One compiled function per (objective, shape): meta, progress and the points are arguments.
+    prog = Progress(fraction, num_updates)
+    total = lambda r_: jnp.sum(objective.drift(drift_meta, r_, a, prog))
+    return objective.drift(drift_meta, r, a, prog), jax.grad(total)(r)
 
 
 def drift_values(objective: Objective, meta: Any, r: np.ndarray, a: np.ndarray, fraction: float = 0.0,
                  num_updates: float = DEFAULT_HORIZON) -> tuple[np.ndarray, np.ndarray]:
     """(drift, d drift / d r) at points (r, a) of any common shape, as float64 numpy arrays."""
     r, a = np.broadcast_arrays(np.asarray(r, np.float32), np.asarray(a, np.float32))
-    fn = drift_callable(objective, meta, fraction, num_updates)
-    d, g = fn(jnp.asarray(r.ravel()), jnp.asarray(a.ravel()))
+    d, g = _drift_and_slope(objective, meta["drift"], jnp.asarray(r.ravel()), jnp.asarray(a.ravel()),
+                            jnp.float32(fraction), jnp.float32(num_updates))
     return np.asarray(d, np.float64).reshape(r.shape), np.asarray(g, np.float64).reshape(r.shape)
 
 

@@ -7,7 +7,7 @@ the grid plus anchor points at r = 1 and r = 1 +- 0.01 whose target is 0 (which 
 r = 1, so the drift is 0 with zero slope there, like LPO's -1e-4 offset). Afterwards the best programs of
 the final generation are converted to sympy with constants rounded, evaluated in float64 with true division
 (gplearn protects division near 0; the shipped expression does not), and only valid drifts are kept
-(`analysis.validity`). The result is the valid expression with the highest R².
+(`analysis.validity`, and the `expression` drift's own check). The result is the valid expression with the highest R².
 """
 
 from __future__ import annotations
@@ -98,6 +98,18 @@ def _columns(r, a, features):
     return np.stack([a if f == "A" else FEATURES[f][1](r) for f in features], 1)
 
 
+def _accepted_by_expression_drift(expr: sympy.Expr) -> bool:
+    """The objectives' own check (it also probes A = +-1e-3, where e.g. Max(0, A (r - 1) - c A^4) has a flat
+    region too narrow to resolve numerically): what it refuses could not be shipped as an objective file."""
+    from metadisco.objectives.expression import expression_drift
+
+    try:
+        expression_drift(sympy.sstr(expr))
+    except UserError:
+        return False
+    return True
+
+
 def _anchored_data(r, a, y, w, features):
     """Grid points plus anchors at r in ANCHOR_RATIOS for 33 values of A."""
     anchor_a = np.linspace(-8.0, 8.0, 33)
@@ -149,12 +161,15 @@ def distil_symbolic(r: np.ndarray, a: np.ndarray, y: np.ndarray, weights: np.nda
     for checked, (_, program) in enumerate(screened):
         if len(valid) >= 5 or (checked >= screen and valid):
             break
-        expr = round_floats(sympy.Max(0, program_to_sympy(program.program, features)), digits)
-        fn = to_numpy(expr)
-        if drift_violation(fn) is not None:
+        try:  # sympy refuses e.g. Max(0, zoo) where a program divides by an exact 0
+            expr = round_floats(sympy.Max(0, program_to_sympy(program.program, features)), digits)
+        except (ValueError, TypeError, ZeroDivisionError):
+            expr = None
+        if (expr is None or expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo) or drift_violation(to_numpy(expr))
+                is not None or not _accepted_by_expression_drift(expr)):
             rejected += 1
             continue
-        valid.append((r_squared(y, fn(r, a), w), program.length_, expr))
+        valid.append((r_squared(y, to_numpy(expr)(r, a), w), program.length_, expr))
     if not valid:
         raise UserError(f"symbolic regression found no valid drift among the {len(screened)} programs of its "
                         f"final generation; try more --generations or --population")

@@ -101,15 +101,14 @@ def test_plot_builtin_and_lpo(tmp_path):
         _assert_png(path)
 
 
-def test_plot_and_report_of_a_run_directory(learned_run, capsys):
-    assert main(["plot", str(learned_run), "--out", str(learned_run / "figures")]) == 0
+def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
+    (learned_run / "eval").mkdir()
+    (learned_run / "eval" / "eval.md").write_text("| env | method | mean |\n|---|---|---|\n| CartPole-v1 | x | 1 |\n")
+    assert main(["report", str(learned_run)]) == 0  # draws what `metadisco plot RUN_DIR` draws, into figures/
     names = {p.name for p in (learned_run / "figures").iterdir()}
     assert {"drift_progress.png", "meta_curve.png", "value_loss.png", "optimizer.png"} <= names
     for path in (learned_run / "figures").iterdir():
         _assert_png(path)
-    (learned_run / "eval").mkdir()
-    (learned_run / "eval" / "eval.md").write_text("| env | method | mean |\n|---|---|---|\n| CartPole-v1 | x | 1 |\n")
-    assert main(["report", str(learned_run)]) == 0
     report = (learned_run / "report.md").read_text()
     assert "![meta-training curve](figures/meta_curve.png)" in report
     assert "figures/drift_progress.png" in report and "| CartPole-v1 | x | 1 |" in report
