@@ -19,6 +19,28 @@ from metadisco.envs import EnvSpec
 _ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
 
 
+def orthogonal(scale: float = 1.0, iterations: int = 40):
+    """Orthogonal initialiser built from matrix products only (Newton-Schulz polar decomposition).
+
+    The polar factor U V^T of a Gaussian matrix is a uniformly random orthogonal (Stiefel) matrix, like the
+    QR-based initialiser. Why not QR: vmapped over seeds, QR becomes a batched LAPACK call whose nested
+    thread-pool parallelism deadlocks XLA's CPU runtime on small machines (seen here on 2 cores, inside
+    `orgqr`'s ParallelBatchMap). Matmuls have no such nesting.
+    """
+
+    def init(key, shape, dtype=jnp.float32):
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        tall = rows >= cols
+        a = jax.random.normal(key, (rows, cols) if tall else (cols, rows), jnp.float32)
+        x = a / jnp.linalg.norm(a)  # all singular values <= 1: inside the iteration's basin
+        for _ in range(iterations):
+            x = 1.5 * x - 0.5 * x @ (x.T @ x)
+        q = x if tall else x.T
+        return (scale * q).reshape(shape).astype(dtype)
+
+    return init
+
+
 class Policy(NamedTuple):
     """Output of the actor: logits [..., A] (discrete) or mean and log_std [..., D] (continuous)."""
 
@@ -69,13 +91,13 @@ class ActorCritic(nn.Module):
     def setup(self):
         act = _ACTIVATIONS[self.activation]
         self._act = act
-        self.policy_head = nn.Dense(self.action_size, kernel_init=nn.initializers.orthogonal(0.01),
+        self.policy_head = nn.Dense(self.action_size, kernel_init=orthogonal(0.01),
                                     bias_init=nn.initializers.zeros)
-        self.value_head = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0),
+        self.value_head = nn.Dense(1, kernel_init=orthogonal(1.0),
                                    bias_init=nn.initializers.zeros)
-        self.actor_layers = [nn.Dense(s, kernel_init=nn.initializers.orthogonal(math.sqrt(2)),
+        self.actor_layers = [nn.Dense(s, kernel_init=orthogonal(math.sqrt(2)),
                                       bias_init=nn.initializers.zeros) for s in self.hidden_sizes]
-        self.critic_layers = [nn.Dense(s, kernel_init=nn.initializers.orthogonal(math.sqrt(2)),
+        self.critic_layers = [nn.Dense(s, kernel_init=orthogonal(math.sqrt(2)),
                                        bias_init=nn.initializers.zeros) for s in self.hidden_sizes]
         if not self.discrete:
             self.log_std = self.param("log_std", nn.initializers.zeros, (self.action_size,))
