@@ -45,5 +45,16 @@ FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return}
 
 
 def to_minimise(fitness: jnp.ndarray) -> jnp.ndarray:
-    """evosax minimises: negate returns here and nowhere else; a NaN (diverged) member scores worst."""
-    return jnp.where(jnp.isfinite(fitness), -fitness, jnp.inf)
+    """[P] returns (higher is better) -> [P] values for evosax, which minimises: the sign is fixed here and
+    nowhere else.
+
+    A non-finite (diverged) member scores strictly worse than every finite one, by the generation's spread
+    plus one, but stays finite: with identity fitness shaping an `inf` would turn the ES gradient into
+    inf / NaN. When every member diverged all score 0, an uninformative generation.
+    """
+    finite = jnp.isfinite(fitness)
+    loss = jnp.where(finite, -fitness, 0.0)
+    worst = jnp.max(jnp.where(finite, loss, -jnp.inf))
+    best = jnp.min(jnp.where(finite, loss, jnp.inf))
+    penalty = jnp.where(jnp.any(finite), worst + (worst - best) + 1.0, 0.0)
+    return jnp.where(finite, loss, penalty)

@@ -16,9 +16,9 @@ import pytest
 
 from metadisco.errors import UserError
 from metadisco.meta import checkpoint as ckpt_lib
+from metadisco.meta import distributed as dist
 from metadisco.meta.config import parse_config
-from metadisco.meta.distributed import make_mesh
-from metadisco.meta.loop import MetaRun, meta_train
+from metadisco.meta.loop import MetaRun, meta_train, summarise
 from metadisco.meta.strategy import make_strategy
 from metadisco.objectives.files import load_objective
 
@@ -147,6 +147,57 @@ def test_one_generation_of_each_strategy(tmp_path, name, extra):
     assert (tmp_path / "meta_curve.png").stat().st_size > 1000
 
 
+def test_a_diverged_member_scores_worst_and_the_generation_goes_on():
+    run = MetaRun(parse_config(TINY), None, progress=False)
+    run.normalisers = [None]  # one task: fitness is not normalised (run() sets this)
+    es_state = run._init(dist.to_global(run.base_key, run.mesh))
+    ask_key, tell_key, task_keys = run._generation_keys(0)
+    population, es_state = run._ask(dist.to_global(ask_key, run.mesh), es_state)
+    # member 1's drift network is NaN, so its training diverges (the trainer itself survives huge finite
+    # weights: gradient clipping and tanh saturation), the others' does not
+    poisoned = jax.tree.map(lambda x: np.asarray(x).copy(), population)
+    for leaf in jax.tree.leaves(poisoned):
+        leaf[1] = np.nan
+    _, fitness = run._evaluate(dist.to_global(poisoned, run.mesh), task_keys)
+    assert np.isnan(fitness[1]) and np.all(np.isfinite(np.delete(fitness, 1)))
+    assert summarise(fitness)["nan_count"] == 1
+    # the strategy is told that fitness for the members it asked for, and its mean stays finite
+    es_state = run._tell(dist.to_global(tell_key, run.mesh), population,
+                         dist.to_global(fitness.astype(np.float32), run.mesh), es_state)
+    assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(dist.to_host(run._mean(es_state))))
+
+
+@pytest.mark.parametrize("name, extra", [("Open_ES", {"fitness_shaping": "identity", "optimizer": "sgd"}),
+                                         ("CMA_ES", {"lr": None}), ("SNES", {}), ("PGPE", {}),
+                                         ("SimpleGA", {"lr": None})])
+def test_every_strategy_survives_diverged_members(name, extra):
+    config = parse_config(tiny(strategy={**TINY["strategy"], "name": name, **extra}))
+    strategy = make_strategy(config.strategy, {"w": np.zeros(5, np.float32)})
+    state = strategy.init(jax.random.PRNGKey(0))
+    from metadisco.fitness import to_minimise
+
+    for g in range(3):
+        population, state = strategy.ask(jax.random.PRNGKey(2 * g + 1), state)
+        fitness = np.array([1.0, np.nan, 3.0, -np.inf][: config.strategy.population_size], np.float32)
+        state = strategy.tell(jax.random.PRNGKey(2 * g + 2), population, to_minimise(fitness), state)
+    assert np.all(np.isfinite(np.asarray(strategy.mean(state)["w"])))
+
+
+def test_several_tasks_are_normalised_by_a_measured_ppo_baseline(tmp_path):
+    acrobot = {**TINY["tasks"][0], "env": "Acrobot-v1", "timesteps": 4096}  # its episodes last up to 500 steps
+    config = tiny(tasks=[TINY["tasks"][0], acrobot], held_out_envs=["Pendulum-v1"], generations=1, baseline_seeds=2,
+                  fitness="mean_return")
+    result = meta_train(config, tmp_path, progress=False)
+    baselines = json.loads((tmp_path / "baselines.json").read_text())
+    assert set(baselines) == {"CartPole-v1", "Acrobot-v1"}
+    assert baselines["CartPole-v1"] > 0 > baselines["Acrobot-v1"]  # Acrobot's returns are negative
+    (line,) = read_metrics(tmp_path)
+    expected = np.mean([line["returns"]["CartPole-v1"] / baselines["CartPole-v1"],
+                        line["returns"]["Acrobot-v1"] / abs(baselines["Acrobot-v1"])])
+    np.testing.assert_allclose(line["fitness_mean"], expected, rtol=1e-6)
+    assert result.fitness_of_final_mean is not None
+
+
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory):
     """Three generations on the 4-device mesh, checkpointed every generation."""
@@ -167,7 +218,7 @@ def test_run_directory_contents(reference_run):
 
 
 def test_sharded_equals_one_device(reference_run, tmp_path):
-    meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=make_mesh(jax.devices()[:1]), progress=False)
+    meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=dist.make_mesh(jax.devices()[:1]), progress=False)
     assert fitness_columns(read_metrics(tmp_path)) == fitness_columns(read_metrics(reference_run))
     assert (tmp_path / "objective.msgpack").read_bytes() == (reference_run / "objective.msgpack").read_bytes()
 

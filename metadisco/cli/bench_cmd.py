@@ -14,6 +14,9 @@ def add_parser(sub, name):
     p.add_argument("--seeds", default="1,16", help="comma-separated seed counts to vmap (default 1,16)")
     p.add_argument("--no-learned", action="store_true",
                    help="skip the cost of learned pieces (learned optimiser, LPO) against Adam / PPO")
+    p.add_argument("--meta", action="store_true",
+                   help="instead: meta-training figures (ES overhead per generation; env steps/s of populations "
+                        "1, 4, 16, 64 on CartPole; --timesteps per member, default 16384)")
     p.set_defaults(run=run)
 
 
@@ -23,6 +26,16 @@ def run(args) -> int:
     from metadisco.errors import UserError
     from metadisco.io import write_json
 
+    if args.meta:
+        from metadisco.meta.bench import bench_meta
+
+        say("bench meta-training: populations 1, 4, 16, 64 on CartPole, then the ES overhead of a short run")
+        figures = bench_meta(timesteps=args.timesteps or 16_384)
+        write_json(args.out, {"machine": bench.machine(), "meta": figures})
+        say(f"ES overhead {100 * figures['es_overhead']['overhead_fraction']:.2f}% of a generation; "
+            + ", ".join(f"P={k.split('_')[1]}: {v['env_steps_per_second']:,.0f} steps/s"
+                        for k, v in figures["throughput"].items()) + f"; wrote {args.out}")
+        return 0
     cases = list(bench.DEFAULT_CASES)
     if args.envs:
         cases = [bench.BenchCase(check_env_id(e.strip()), 262_144) for e in args.envs.split(",") if e.strip()]

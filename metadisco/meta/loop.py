@@ -5,7 +5,7 @@ One generation, with P members, T tasks and S seeds per member and task:
     population = ask(key_g, es_state)                       # meta-param pytree, leaves [P, ...]
     for each task t (tasks of different shapes run one after another, one compiled program each):
         returns_t = evaluate_t(population, keys_t)         # [P, S]; members sharded over the device mesh
-    fitness = mean over tasks of (mean over seeds of returns_t) / baseline_t      # [P], higher is better
+    fitness = mean over tasks of (mean over seeds of returns_t) / |baseline_t|    # [P], higher is better
     es_state = tell(key_g, population, to_minimise(fitness), es_state)
 
 All members of a generation train with the same S keys (common random numbers: antithetic pairs differ only
@@ -116,8 +116,11 @@ def member_fitness(returns: np.ndarray) -> np.ndarray:
 
 
 def combine(per_task: list[np.ndarray], normalisers: list[float | None]) -> np.ndarray:
-    """Mean over tasks of each task's fitness divided by its normaliser (when it has one): [P]."""
-    scaled = [f / n if n else f for f, n in zip(per_task, normalisers, strict=True)]
+    """Mean over tasks of each task's fitness divided by the size of its normaliser (when it has one): [P].
+
+    Dividing by |baseline| keeps the order of members on envs whose returns are negative (Acrobot, Pendulum),
+    where dividing by the baseline itself would rank the worst member first."""
+    scaled = [f / abs(n) if n else f for f, n in zip(per_task, normalisers, strict=True)]
     return np.mean(np.stack(scaled), axis=0)
 
 
@@ -143,9 +146,17 @@ def _strong(tree):
 class Timing:
     """Per-generation seconds, for the benchmark's ES-overhead figure."""
 
-    generation: list[float] = field(default_factory=list)
-    es: list[float] = field(default_factory=list)  # ask + tell (+ key and fitness bookkeeping)
-    io: list[float] = field(default_factory=list)  # metrics line, objective file, checkpoint, progress
+    generation: list[float] = field(default_factory=list)  # the whole generation
+    evaluate: list[float] = field(default_factory=list)  # training the members (the work itself)
+    mean_eval: list[float] = field(default_factory=list)  # training the ES mean on fresh seeds (when due)
+    es: list[float] = field(default_factory=list)  # ask + tell
+    io: list[float] = field(default_factory=list)  # metrics line, objective file, checkpoint, progress bar
+
+    def overhead_fraction(self, skip: int = 1) -> float:
+        """Share of a generation that is not training (ES, keys, fitness, logging, checkpoint), from the
+        generations after the first `skip`; mean evaluations are work, not overhead, and are left out."""
+        gen, work, mean = (np.asarray(x[skip:]) for x in (self.generation, self.evaluate, self.mean_eval))
+        return float(np.sum(gen - work - mean) / np.sum(gen - mean))
 
 
 @dataclass
@@ -364,10 +375,6 @@ class MetaRun:
             self._checkpoint(es_state, 0, env_steps, extra, metrics_lines=0)
 
         final = extra.get("fitness_of_final_mean") if start >= config.generations else None
-        if start < config.generations:  # compile ask and tell now, so es_seconds measures running them
-            warm_pop, warm_state = self._ask(dist.to_global(self.base_key, self.mesh), es_state)
-            jax.block_until_ready(self._tell(dist.to_global(self.base_key, self.mesh), warm_pop,
-                                             dist.to_global(np.zeros(P, np.float32), self.mesh), warm_state))
         bar = self._progress_bar(start)
         for g in range(start, config.generations):
             t0 = time.perf_counter()
@@ -375,8 +382,10 @@ class MetaRun:
             population, es_state = self._ask(dist.to_global(ask_key, self.mesh), es_state)
             jax.block_until_ready(population)
             t_ask = time.perf_counter() - t0
+            t_eval = time.perf_counter()
             returns, fitness = self._evaluate(population, task_keys)
             t1 = time.perf_counter()
+            t_eval = t1 - t_eval
             es_state = self._tell(dist.to_global(tell_key, self.mesh), population,
                                   dist.to_global(fitness.astype(np.float32), self.mesh), es_state)
             jax.block_until_ready(es_state)
@@ -387,6 +396,7 @@ class MetaRun:
                                 for t, r in zip(self.tasks, returns, strict=True)}}
             if g == 0:
                 line["fitness_of_initial_mean"] = extra.get("fitness_of_initial_mean")
+            t_mean = time.perf_counter()
             if (g + 1) % config.eval_every == 0 or g + 1 == config.generations:
                 line["fitness_of_mean"] = self.evaluate_mean(es_state)
                 env_steps += sum(P * t.cfg.seeds * t.steps_per_run for t in self.tasks)
@@ -394,6 +404,7 @@ class MetaRun:
                     final = extra["fitness_of_final_mean"] = line["fitness_of_mean"]
             line["env_steps"] = env_steps
             t2 = time.perf_counter()
+            t_mean = t2 - t_mean
             line["seconds"] = t2 - t0
             line["es_seconds"] = t_ask + t_tell
             if self.writer:
@@ -408,6 +419,8 @@ class MetaRun:
                 bar.update(1)
             t3 = time.perf_counter()
             self.timing.generation.append(t3 - t0)
+            self.timing.evaluate.append(t_eval)
+            self.timing.mean_eval.append(t_mean)
             self.timing.es.append(t_ask + t_tell)
             self.timing.io.append(t3 - t2)
         if bar is not None:

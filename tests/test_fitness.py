@@ -1,0 +1,65 @@
+"""Fitness reductions and the ES sign: final return / area under the curve on hand-built metrics, and
+`to_minimise` on many random generations with diverged members."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metadisco.fitness import final_return, mean_return, to_minimise
+from metadisco.meta.loop import combine, member_fitness
+from metadisco.train import Metrics
+
+
+def metrics(returns, counts, actor_loss=None) -> Metrics:
+    returns = np.asarray(returns, np.float32)
+    zeros = np.zeros_like(returns)
+    return Metrics(returns, np.asarray(counts, np.int32), zeros.astype(np.int32),
+                   zeros if actor_loss is None else np.asarray(actor_loss, np.float32), zeros, zeros, zeros, zeros)
+
+
+def test_final_return_and_mean_return_weight_episodes_by_count():
+    m = metrics(returns=[10.0, np.nan, 30.0, 50.0], counts=[1, 0, 3, 1])
+    # window 0.5 of 4 updates -> the last 2: (3 x 30 + 1 x 50) / 4
+    np.testing.assert_allclose(final_return(m, 0.5), 35.0)
+    np.testing.assert_allclose(final_return(m, 0.01), 50.0)  # at least one update
+    np.testing.assert_allclose(mean_return(m), (10 + 90 + 50) / 5)
+
+
+def test_no_finished_episode_or_divergence_gives_nan():
+    assert np.isnan(final_return(metrics([1.0, np.nan], [1, 0]), 0.5))
+    diverged = metrics([1.0, 2.0], [1, 1], actor_loss=[0.0, np.inf])
+    assert np.isnan(final_return(diverged)) and np.isnan(mean_return(diverged))
+
+
+def test_to_minimise_negates_and_puts_diverged_members_last():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        fitness = rng.normal(0, 10 ** rng.uniform(-3, 3), size=rng.integers(2, 40)).astype(np.float32)
+        bad = rng.random(fitness.size) < rng.uniform(0, 0.6)
+        fitness[bad] = rng.choice([np.nan, np.inf, -np.inf], size=bad.sum())
+        out = np.asarray(to_minimise(fitness))
+        assert np.all(np.isfinite(out))
+        np.testing.assert_array_equal(out[~bad], -fitness[~bad])
+        if (~bad).any() and bad.any():
+            assert out[bad].min() > out[~bad].max()
+        if bad.all():
+            np.testing.assert_array_equal(out, 0.0)
+
+
+def test_member_fitness_is_nan_when_any_seed_diverged():
+    fitness = member_fitness(np.array([[1.0, 3.0], [np.nan, 5.0], [2.0, np.inf]]))
+    np.testing.assert_allclose(fitness[0], 2.0)
+    assert np.isnan(fitness[1]) and np.isnan(fitness[2])
+
+
+def test_combine_keeps_member_order_for_negative_baselines():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        a, b = rng.normal(size=8), -np.abs(rng.normal(size=8)) * 100  # b: negative returns (Acrobot-like)
+        na, nb = rng.uniform(1, 10), -rng.uniform(50, 500)
+        combined = combine([a, b], [na, nb])
+        np.testing.assert_allclose(combined, (a / na + b / abs(nb)) / 2)
+        # a member better on both tasks is better overall
+        i, j = np.argmax(a), np.argmin(a)
+        if b[i] >= b[j]:
+            assert combined[i] >= combined[j]
