@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -21,6 +22,8 @@ from metadisco.meta.config import parse_config
 from metadisco.meta.loop import MetaRun, meta_train, summarise
 from metadisco.meta.strategy import make_strategy
 from metadisco.objectives.files import load_objective
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 TINY = {
     "objective": {"drift": {"kind": "lpo", "hidden": 8}},
@@ -279,3 +282,14 @@ def test_cli_generations_zero_writes_the_initial_objective(tmp_path, capsys):
     assert main(["meta-train", str(config_path), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "unknown config key under strategy 'sigmaa'" in err and "is not empty; pass --resume" in err
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_experiment_configs_are_valid(path):
+    from metadisco.meta.config import load_config
+    from metadisco.objectives import Objective
+
+    config = load_config(path)  # known keys, known env ids, held-out envs apart from the tasks
+    assert config.held_out_envs and config.generations > 0
+    objective = Objective.from_spec(config.objective)
+    make_strategy(config.strategy, objective.zero_meta())  # the strategy accepts its settings
