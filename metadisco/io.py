@@ -64,3 +64,16 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"damaged JSON file {path}: {e}") from None
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    """A YAML file's contents; a missing or unparsable file is a one-line `UserError`."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"no such file: {path}")
+    try:
+        return yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise UserError(f"damaged YAML file {path}: {str(e).splitlines()[0]}") from None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from metadisco.errors import UserError
+from metadisco.io import read_yaml
 from metadisco.objectives import Objective
 from metadisco.objectives.resolve import resolve_objective
 
@@ -46,15 +47,10 @@ def method_from(name_or_path: str) -> Method:
 
 def held_out_envs(run_dir: str | Path) -> list[str]:
     """The `held_out_envs` list of a run directory's config.yaml."""
-    import yaml
-
     config_file = Path(run_dir) / RUN_CONFIG
     if not config_file.is_file():
         raise UserError(f"run directory {str(run_dir)!r} has no {RUN_CONFIG}; give --envs ID[,ID...]")
-    try:
-        config = yaml.safe_load(config_file.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise UserError(f"damaged YAML file {config_file}: {str(e).splitlines()[0]}") from None
+    config = read_yaml(config_file)
     envs = config.get("held_out_envs") if isinstance(config, dict) else None
     if not envs:
         raise UserError(f"{config_file} has no held_out_envs list; give --envs ID[,ID...]")

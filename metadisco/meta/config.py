@@ -25,6 +25,7 @@ import yaml
 
 from metadisco.config import split_assignment
 from metadisco.errors import UserError, unknown_name_error
+from metadisco.io import read_yaml
 
 _REQUIRED = dataclasses.MISSING
 
@@ -254,8 +255,4 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = Path(path)
     if not path.is_file():
         raise UserError(f"no config file {str(path)!r}")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise UserError(f"cannot parse config {path}: {str(e).splitlines()[0]}") from None
-    return parse_config(data, overrides)
+    return parse_config(read_yaml(path), overrides)

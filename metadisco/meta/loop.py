@@ -36,7 +36,7 @@ import numpy as np
 from metadisco.config import TrainConfig
 from metadisco.errors import UserError
 from metadisco.fitness import FITNESS_FNS, final_return, to_minimise
-from metadisco.io import atomic_write_bytes, atomic_write_text, to_jsonable
+from metadisco.io import atomic_write_bytes, atomic_write_text, read_yaml, to_jsonable
 from metadisco.meta import checkpoint as ckpt_lib
 from metadisco.meta import distributed as dist
 from metadisco.meta.config import MetaConfig, TaskConfig, parse_config
@@ -309,9 +309,7 @@ class MetaRun:
             return None
         if ckpt.config_sha256 != self.digest:
             # The one change a resume allows: more (or fewer) generations.
-            import yaml
-
-            old = yaml.safe_load(saved.read_text()) if saved.is_file() else None
+            old = read_yaml(saved) if saved.is_file() else None
             new = self.config.to_dict()
             if old is None or {**old, "generations": None} != {**new, "generations": None}:
                 raise UserError(f"the config differs from the one of the run in {self.out}; resume with the same "
