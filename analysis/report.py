@@ -12,6 +12,7 @@ from pathlib import Path
 
 from analysis.inputs import resolve_input
 from metadisco.errors import UserError
+from metadisco.evaluate.methods import run_objective_file
 from metadisco.io import atomic_write_text
 
 
@@ -73,7 +74,7 @@ def write_report(run_dir: Path) -> Path:
     distilled = sorted(run_dir.rglob("distilled.json"))
     if not distilled:
         result = distil(grid_target(objective, meta), "parametric")
-        write_distilled(run_dir / "distil", objective, meta, result, str(run_dir / "objective.msgpack"))
+        write_distilled(run_dir / "distil", objective, meta, result, str(run_objective_file(run_dir)))
         distilled = [run_dir / "distil" / "distilled.json"]
     lines += _distilled_section(distilled, run_dir)
     out = run_dir / "report.md"

@@ -7,6 +7,7 @@ inside `jit` on vmapped results as well as on numpy arrays after the fact.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from metadisco.train import Metrics
 
@@ -42,6 +43,26 @@ def mean_return(metrics: Metrics) -> jnp.ndarray:
 
 
 FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return}
+
+
+def reduce_fitness(name: str, metrics: Metrics, final_window: float) -> jnp.ndarray:
+    """The fitness called `name` of each run in `metrics` (final_return over the trainer's final window)."""
+    return final_return(metrics, final_window) if name == "final_return" else FITNESS_FNS[name](metrics)
+
+
+def ppo_gap(ppo, random, min_gap: float = 0.05):
+    """PPO's improvement over a uniformly random policy, `ppo - random`: the unit of PPO-normalised scores
+    (OPEN, Goldie et al. 2024; Agarwal et al. 2021), floored at `min_gap` x max(|ppo|, |random|) where PPO
+    barely beats random, so that one task cannot swamp the others. Host-side (numpy)."""
+    ppo, random = np.asarray(ppo, np.float64), np.asarray(random, np.float64)
+    floor = min_gap * np.maximum(np.maximum(np.abs(ppo), np.abs(random)), 1e-6)
+    return np.maximum(ppo - random, floor)
+
+
+def ppo_normalised(score, ppo, random, min_gap: float = 0.05):
+    """(score - random) / (ppo - random): 1 for PPO's own score, 0 for a uniformly random policy's (the gap
+    floored as in `ppo_gap`); the sign is right on negative-return envs."""
+    return (np.asarray(score, np.float64) - random) / ppo_gap(ppo, random, min_gap)
 
 
 def to_minimise(fitness: jnp.ndarray) -> jnp.ndarray:

@@ -17,6 +17,7 @@ COMMANDS = {
     "envs": "envs_cmd",
     "train": "train_cmd",
     "meta-train": "meta_train_cmd",
+    "probe": "probe_cmd",
     "bench": "bench_cmd",
     "evaluate": "evaluate_cmd",
     "plot": "plot_cmd",

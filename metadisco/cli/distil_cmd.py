@@ -37,6 +37,7 @@ def run(args) -> int:
     from analysis.distil import distil, grid_target, histogram_target, retained_performance, write_distilled
     from analysis.inputs import resolve_input
     from metadisco.errors import UserError
+    from metadisco.evaluate.methods import run_objective_file
     from metadisco.io import write_json
 
     if not 0.0 <= args.progress <= 1.0:
@@ -44,7 +45,7 @@ def run(args) -> int:
     if args.points < 5:
         raise UserError(f"--points must be at least 5, got {args.points}")
     objective, meta, label, run_dir = resolve_input(args.objective)
-    source = str(run_dir / "objective.msgpack") if run_dir else args.objective
+    source = str(run_objective_file(run_dir)) if run_dir else args.objective
     out = output_dir(args.out)
     if args.weighted_by_env:
         from analysis.collect import collect_histogram

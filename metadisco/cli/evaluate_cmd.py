@@ -15,7 +15,8 @@ def add_parser(sub, name):
     p.add_argument("objective", metavar="OBJECTIVE",
                    help="built-in name (ppo, dpo), an objective file, or a meta-training run directory "
                         "(then --envs defaults to its held_out_envs)")
-    p.add_argument("--envs", type=_id_list, default=None, help="comma-separated env ids (see `metadisco envs`)")
+    p.add_argument("--envs", type=_id_list, default=None,
+                   help="comma-separated env ids (see `metadisco envs`); ID@TIMESTEPS gives one env its own budget")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=8, help="seeds per method and env (default 8)")
     p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
                    help="env steps per seed (default: each env's preset)")

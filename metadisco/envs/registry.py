@@ -30,6 +30,24 @@ def env_ids() -> tuple[str, ...]:
     return gymnax_ids() + brax_ids()
 
 
+def split_budget(spec: str) -> tuple[str, int | None]:
+    """'ID' or 'ID@TIMESTEPS' (an env with its own training budget, e.g. 'Breakout-MinAtar@500000') ->
+    (ID, TIMESTEPS or None). The id is not checked here; TIMESTEPS must be a positive integer."""
+    from metadisco.errors import UserError
+
+    env_id, at, budget = spec.rpartition("@")
+    if not at:
+        return spec, None
+    try:
+        value = float(budget)
+    except ValueError:
+        value = -1.0
+    if not value.is_integer() or value <= 0 or value > 1e12:
+        raise UserError(f"env {spec!r}: the budget after '@' must be a positive whole number of env steps "
+                        f"(at most 1e12), e.g. {env_id}@500000")
+    return env_id, int(value)
+
+
 def check_env_id(env_id: str) -> str:
     """Return `env_id` if known, else raise a `UserError` naming the closest known ids."""
     if env_id.startswith(BRAX_PREFIX):

@@ -28,6 +28,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
     from tqdm import tqdm
 
     from metadisco.config import config_to_dict
+    from metadisco.envs import split_budget
     from metadisco.errors import UserError
     from metadisco.evaluate import figures, summary
     from metadisco.io import atomic_write_text, write_json
@@ -40,11 +41,13 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
         if not Path(objective).is_dir():
             raise UserError("give --envs ID[,ID...] (only a meta-training run directory has default envs)")
         envs = held_out_envs(objective)
+    budgets = [split_budget(spec) for spec in envs]  # 'ID@TIMESTEPS' sets that env's budget
+    envs = [env for env, _ in budgets]
     duplicates = sorted({e for e in envs if envs.count(e) > 1})
     if duplicates:
         raise UserError(f"env {duplicates[0]!r} is given twice in --envs")
     # Check everything the user typed before the first (long) training call.
-    configs = {env: resolve_config(env, preset, overrides, timesteps) for env in envs}
+    configs = {env: resolve_config(env, preset, overrides, budget or timesteps) for env, budget in budgets}
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {str(out)!r} is a file; give a directory")

@@ -1,11 +1,18 @@
 """The meta-training config: a YAML file read into frozen dataclasses, with `--set key=value` overrides.
 
     objective:      {drift: {kind: lpo}, ...}       the objective spec (Objective.from_spec)
-    tasks:          [{env, timesteps, seeds, preset, train, baseline}, ...]   what each member is trained on
+    tasks:          [{env, timesteps, seeds, preset, train, baseline}, ...]   what each member is trained on;
+                    `timesteps` may be a list of training lengths, one drawn per generation
+    sampling:       {tasks_per_generation}          how many tasks each generation trains on (0: all)
+    normalise:      fixed | paired                  fitness / |baseline| (fixed), or (x - random) / (ppo - random)
+                                                    with PPO trained on the same seed keys every generation
+    validation:     {tasks: [...], every}           meta-validation envs: the ES mean against PPO every k
+                                                    generations; the best is kept as objective_best.msgpack
     strategy:       {name, population_size, sigma_init, lr, ...}             the evosax strategy (strategy.py)
     fitness:        final_return | mean_return
     generations, seed, eval_every, checkpoint_every, baseline_seeds, start, start_scale
-    held_out_envs:  [ids]   envs meta-training never touches (read by evaluation)
+    held_out_envs:  [ids]   envs meta-training never touches (read by evaluation); `ID@TIMESTEPS` gives an env
+                            its own evaluation budget
 
 Overrides address any key with dots, list entries by index: `strategy.sigma_init=0.05`,
 `tasks.0.timesteps=65536`, `tasks.0.train.num_envs=8`. The value is parsed as YAML (`0.05`, `true`, `[a, b]`).
@@ -35,11 +42,16 @@ class TaskConfig:
     """One training task: every member trains `seeds` agents on `env` for `timesteps` steps each."""
 
     env: str
-    timesteps: int
+    timesteps: int | tuple[int, ...]  # one length, or several: one is drawn per generation (lifetime sampling)
     seeds: int = 1
     preset: str | None = None  # trainer preset; default chosen from the env id
     train: dict[str, Any] = field(default_factory=dict)  # TrainConfig overrides, e.g. {num_envs: 8}
     baseline: float | None = None  # fitness normaliser (PPO's return); measured and cached when needed
+
+    @property
+    def lifetimes(self) -> tuple[int, ...]:
+        """The training lengths this task can be trained at."""
+        return self.timesteps if isinstance(self.timesteps, tuple) else (self.timesteps,)
 
     def overrides(self) -> list[str]:
         """`train` as key=value strings for `metadisco.config.apply_overrides`."""
@@ -74,6 +86,29 @@ class StrategyConfig:
 
 
 @dataclass(frozen=True)
+class SamplingConfig:
+    """Per-generation task sampling (GROOVE, TA-LPG): each generation trains every member on
+    `tasks_per_generation` tasks drawn without replacement (0: all), each at one of its `timesteps`, drawn from
+    the key of (seed, generation); all members of a generation, so both halves of every antithetic pair, share
+    the draw and the seeds."""
+
+    tasks_per_generation: int = 0
+
+
+@dataclass(frozen=True)
+class ValidationConfig:
+    """Meta-validation: envs distinct from the tasks and from `held_out_envs`. Every `every` generations (and at
+    generation 0 and the last) the ES mean and PPO train on the same fixed seeds of each task (every listed
+    length); the mean's PPO-normalised score picks the objective a run keeps (`objective_best.msgpack`)."""
+
+    tasks: tuple[TaskConfig, ...] = ()
+    every: int = 5
+
+
+NORMALISERS = ("fixed", "paired")
+
+
+@dataclass(frozen=True)
 class MetaConfig:
     objective: dict[str, Any]
     tasks: tuple[TaskConfig, ...]
@@ -87,22 +122,39 @@ class MetaConfig:
     baseline_seeds: int = 4  # seeds of PPO when a normaliser is measured
     start: str = "hidden"  # ES start point: hidden (baseline, random hidden layers) | zero (see meta/start.py)
     start_scale: float = 1.0
+    sampling: SamplingConfig = SamplingConfig()
+    normalise: str = "fixed"
+    validation: ValidationConfig = ValidationConfig()
 
     def validate(self) -> MetaConfig:
-        from metadisco.envs import check_env_id
+        from metadisco.envs import check_env_id, split_budget
         from metadisco.fitness import FITNESS_FNS
 
         if not self.tasks:
             raise UserError("config key tasks needs at least one task")
-        for i, task in enumerate(self.tasks):
-            check_env_id(task.env)
-            if task.timesteps <= 0 or task.seeds <= 0:
-                raise UserError(f"tasks.{i}: timesteps and seeds must be positive, got {task.timesteps}, {task.seeds}")
-        for env_id in self.held_out_envs:
-            check_env_id(env_id)
-        overlap = sorted({t.env for t in self.tasks} & set(self.held_out_envs))
-        if overlap:
-            raise UserError(f"env {overlap[0]!r} is both a task and held out; held-out envs must not be trained on")
+        _check_tasks(self.tasks, "tasks")
+        _check_tasks(self.validation.tasks, "validation.tasks")
+        held_out = {check_env_id(split_budget(spec)[0]) for spec in self.held_out_envs}
+        train_envs, valid_envs = {t.env for t in self.tasks}, {t.env for t in self.validation.tasks}
+        for a, b, what in ((train_envs, held_out, "both a task and held out; held-out envs must not be "
+                                                             "trained on"),
+                           (valid_envs, held_out, "both a validation env and held out; held-out envs "
+                                                             "must not choose the objective"),
+                           (train_envs, valid_envs, "both a task and a validation env; validation needs envs the "
+                                                    "ES does not train on")):
+            overlap = sorted(set(a) & set(b))
+            if overlap:
+                raise UserError(f"env {overlap[0]!r} is {what}")
+        if self.normalise not in NORMALISERS:
+            raise unknown_name_error("normalise", self.normalise, NORMALISERS)
+        k = self.sampling.tasks_per_generation
+        if not 0 <= k <= len(self.tasks):
+            raise UserError(f"sampling.tasks_per_generation must be in 0..{len(self.tasks)} (the number of tasks; "
+                            f"0 = all), got {k}")
+        if self.validation.every <= 0:
+            raise UserError(f"validation.every must be a positive integer, got {self.validation.every}")
+        if self.validation.tasks and self.normalise != "paired":
+            raise UserError("validation needs normalise: paired (validation scores are relative to PPO)")
         if self.fitness not in FITNESS_FNS:
             raise unknown_name_error("fitness", self.fitness, list(FITNESS_FNS))
         for name in ("generations",):
@@ -120,10 +172,30 @@ class MetaConfig:
         return self
 
     def to_dict(self) -> dict:
-        return _to_plain(dataclasses.asdict(self))
+        plain = _to_plain(dataclasses.asdict(self))
+        # Sections that older configs lacked are left out while they hold their defaults, so the resolved
+        # config (and its digest, which --resume checks) of a run made before they existed is unchanged.
+        for name in ("sampling", "normalise", "validation"):
+            if getattr(self, name) == _DEFAULTS[name]:
+                del plain[name]
+        return plain
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
+
+
+_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig()}
+
+
+def _check_tasks(tasks, where: str) -> None:
+    from metadisco.envs import check_env_id
+
+    for i, task in enumerate(tasks):
+        check_env_id(task.env)
+        if not task.lifetimes or min(task.lifetimes) <= 0 or task.seeds <= 0:
+            raise UserError(f"{where}.{i}: timesteps and seeds must be positive, got {task.timesteps}, {task.seeds}")
+        if len(set(task.lifetimes)) != len(task.lifetimes):
+            raise UserError(f"{where}.{i}: timesteps lists {task.lifetimes}, with repeats; list each length once")
 
 
 def _to_plain(value):
@@ -143,8 +215,11 @@ def _coerce(value: Any, annotation: Any, path: str) -> Any:
     origin = typing.get_origin(annotation)
     if origin in (types.UnionType, typing.Union):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if value is None:
+        if value is None and len(args) < len(typing.get_args(annotation)):
             return None
+        sequence = [a for a in args if typing.get_origin(a) is tuple]
+        if sequence and isinstance(value, (list, tuple)):  # e.g. `timesteps: [a, b]` for `int | tuple[int, ...]`
+            return _coerce(value, sequence[0], path)
         return _coerce(value, args[0], path)
     if dataclasses.is_dataclass(annotation):
         return _from_dict(annotation, value, path)

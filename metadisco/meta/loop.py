@@ -33,75 +33,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from metadisco.config import TrainConfig
 from metadisco.errors import UserError
-from metadisco.fitness import FITNESS_FNS, final_return, to_minimise
+from metadisco.fitness import ppo_gap, reduce_fitness, to_minimise
 from metadisco.io import atomic_write_bytes, atomic_write_text, read_yaml, to_jsonable
 from metadisco.meta import checkpoint as ckpt_lib
 from metadisco.meta import distributed as dist
-from metadisco.meta.config import MetaConfig, TaskConfig, parse_config
+from metadisco.meta import paired
+from metadisco.meta.config import MetaConfig, parse_config
 from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
+from metadisco.meta.tasks import _EVALUATORS, Task, build_tasks, make_evaluator, sample_tasks  # noqa: F401
 from metadisco.objectives import BUILTIN_OBJECTIVES, Objective
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 START_STREAM = 0x7FFFFFFE
 INIT_STREAM = 0x7FFFFFFD
-
-
-# ---------------------------------------------------------------------------------------------------------
-# tasks: one compiled population evaluator each
-
-
-@dataclass
-class Task:
-    cfg: TaskConfig
-    train_config: TrainConfig
-    evaluate: Any  # jitted (population [P], keys [P, S, 2]) -> returns [P, S], replicated
-    steps_per_run: int
-
-
-def make_evaluator(train, fitness_name: str, train_config: TrainConfig, mesh):
-    """(population, keys [P, S, 2]) -> returns [P, S]: members split over the mesh (shard_map), each device
-    training its P / n members x S seeds with vmap; the result is gathered on every device."""
-    fitness_fn = FITNESS_FNS[fitness_name]
-    window = train_config.final_window
-
-    def run_fitness(key, meta):
-        metrics = train(key, meta).metrics
-        return final_return(metrics, window) if fitness_fn is final_return else fitness_fn(metrics)
-
-    def local(population, keys):  # this device's members
-        return jax.vmap(lambda meta, k: jax.vmap(run_fitness, (0, None))(k, meta))(population, keys)
-
-    spec = jax.sharding.PartitionSpec(dist.AXIS)
-    sharded = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
-    return jax.jit(sharded, out_shardings=dist.replicated(mesh))
-
-
-# (train config, env, objective, fitness, mesh) -> evaluator: runs in one process (tests, benchmarks, a resume)
-# reuse the traced and compiled program instead of building it again.
-_EVALUATORS: dict = {}
-
-
-def build_tasks(config: MetaConfig, objective: Objective, mesh) -> list[Task]:
-    from metadisco.envs import make_env
-    from metadisco.runs import resolve_config
-    from metadisco.train import make_train
-
-    tasks = []
-    for i, cfg in enumerate(config.tasks):
-        try:
-            train_config = resolve_config(cfg.env, cfg.preset, cfg.overrides(), cfg.timesteps)
-        except UserError as e:
-            raise UserError(f"tasks.{i} ({cfg.env}): {e}") from None
-        cache_key = (train_config, cfg.env, objective, config.fitness, mesh)
-        if cache_key not in _EVALUATORS:
-            train = make_train(train_config, make_env(cfg.env), objective)
-            _EVALUATORS[cache_key] = make_evaluator(train, config.fitness, train_config, mesh)
-        steps = train_config.num_updates * train_config.batch_size
-        tasks.append(Task(cfg, train_config, _EVALUATORS[cache_key], steps))
-    return tasks
+VALIDATION_STREAM = 0x7FFFFFFC
+REFERENCE_STREAM = 0x7FFFFFFB
+BEST_OBJECTIVE = "objective_best.msgpack"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -166,6 +115,9 @@ class RunResult:
     fitness_of_final_mean: float | None
     mean: Any  # the final ES mean (host numpy pytree)
     timing: Timing
+    best_generation: int | None = None  # with validation: the generation of the kept objective
+    best_validation: float | None = None  # its PPO-normalised validation score
+    fitness_of_best: float | None = None  # its PPO-normalised fitness on fresh seeds of the training tasks
 
 
 class MetaRun:
@@ -179,6 +131,7 @@ class MetaRun:
         self.writer = dist.is_writer() and self.out is not None
         self.progress = progress and dist.is_writer()
         self.objective = Objective.from_spec(config.objective)
+        self.paired = config.normalise == "paired"
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
         start = start_point(self.objective, config.start, jax.random.fold_in(self.base_key, START_STREAM),
                             config.start_scale)
@@ -206,18 +159,30 @@ class MetaRun:
         self._mean = jax.jit(strategy.mean, out_shardings=rep)
         self._tile = jax.jit(lambda mean: jax.tree.map(lambda x: jnp.broadcast_to(x, (P, *x.shape)), mean),
                              out_shardings=rep)
-        self.tasks = build_tasks(self.config, self.objective, self.mesh)
+        self.task_lengths = build_tasks(self.config.tasks, self.objective, self.config.fitness, self.mesh)
+        self.tasks: list[Task] = [t for lengths in self.task_lengths for t in lengths]  # every (env, length)
+        self.valid_tasks: list[Task] = [t for lengths in build_tasks(
+            self.config.validation.tasks, self.objective, self.config.fitness, self.mesh, "validation.tasks")
+            for t in lengths]
+        # PPO on the same seed keys: every learned piece at zero is the handcrafted baseline exactly.
+        self.control = self.objective.zero_meta()
 
     # -- keys -----------------------------------------------------------------------------------------
 
+    def generation_tasks(self, generation: int) -> list[Task]:
+        """The tasks (env and training length) generation `generation` trains on."""
+        key = jax.random.fold_in(self.base_key, generation)
+        return sample_tasks(key, self.task_lengths, self.config.sampling.tasks_per_generation)
+
     def _generation_keys(self, generation: int):
-        """(ask key, tell key, [per task: keys [P, S, 2]]): members share their seeds' keys."""
+        """(ask key, tell key, [per task of `generation_tasks`: keys [P, S, 2]]): members share their seeds'
+        keys; a config task's seeds do not depend on which length it is drawn at."""
         P = self.config.strategy.population_size
         key = jax.random.fold_in(self.base_key, generation)
         ask_key, tell_key, train_key = jax.random.split(key, 3)
         task_keys = []
-        for t, task in enumerate(self.tasks):
-            seeds = jax.random.split(jax.random.fold_in(train_key, t), task.cfg.seeds)
+        for task in self.generation_tasks(generation):
+            seeds = jax.random.split(jax.random.fold_in(train_key, task.index), task.cfg.seeds)
             task_keys.append(np.broadcast_to(np.asarray(seeds), (P, *seeds.shape)))
         return np.asarray(ask_key), np.asarray(tell_key), task_keys
 
@@ -233,15 +198,110 @@ class MetaRun:
 
     # -- evaluation -----------------------------------------------------------------------------------
 
-    def _evaluate(self, population, task_keys) -> tuple[list[np.ndarray], np.ndarray]:
-        """Train the population on every task: ([P, S] returns per task, fitness [P])."""
-        returns = [dist.to_host(task.evaluate(population, dist.to_global(keys, self.mesh)))
-                   for task, keys in zip(self.tasks, task_keys, strict=True)]
-        fitness = combine([member_fitness(r) for r in returns], self.normalisers)
-        return returns, fitness
+    def _evaluate(self, population, task_keys, tasks: list[Task] | None = None
+                  ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Train the population on `tasks` (default: every task): ([P, S] returns per task, fitness [P]).
+
+        Paired normalisation trains PPO on the same seed keys in the same call (extra rows of the population)
+        and scores each member by `ppo_normalised` per task; `self.last_ppo` keeps PPO's score per task."""
+        tasks = self.tasks if tasks is None else tasks
+        if not self.paired:
+            returns = [dist.to_host(task.evaluate(population, dist.to_global(keys, self.mesh)))
+                       for task, keys in zip(tasks, task_keys, strict=True)]
+            return returns, combine([member_fitness(r) for r in returns], self.normalisers)
+        P = self.config.strategy.population_size
+        rows = paired.with_control(dist.to_host(population), self.control, self.mesh.devices.size)
+        rows = dist.to_global(rows, self.mesh)
+        returns, scores, controls = [], [], []
+        for task, keys in zip(tasks, task_keys, strict=True):
+            out = dist.to_host(task.evaluate(rows, dist.to_global(paired.rows_of(keys[0], paired.count(rows)),
+                                                                  self.mesh)))
+            ppo = member_fitness(out[P:P + 1])[0]
+            controls.append(ppo)
+            returns.append(out[:P])
+            scores.append(paired.relative(member_fitness(out[:P]), ppo, self.scales[task.name]))
+        self.last_ppo = {t.name: float(c) for t, c in zip(tasks, controls, strict=True)}
+        return returns, paired.combine_tasks(scores, controls)
+
+    def score_paired(self, meta, tasks: list[Task], keys_of, min_rows: int = 0) -> tuple[float | None, dict]:
+        """PPO-normalised score of one objective `meta` against PPO on the same keys: each task's rows are
+        (meta, PPO) pairs, pair j on seeds `keys_of(task)[j]`, padded to `min_rows` (the population's row count
+        reuses the population's compiled program); (mean over tasks, {task name: score})."""
+        per_task = {}
+        for task in tasks:
+            keys = keys_of(task)  # [pairs, S, 2]
+            rows, n = paired.pairs(meta, self.control, keys.shape[0], self.mesh.devices.size, min_rows)
+            row_keys = paired.pair_keys(keys, n)
+            out = dist.to_host(task.evaluate(dist.to_global(rows, self.mesh), dist.to_global(row_keys, self.mesh)))
+            half = keys.shape[0]
+            mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
+            scale = self.scales.get(task.name) or float(ppo_gap(ppo, self.random_returns[task.cfg.env]))
+            per_task[task.name] = float(paired.relative(np.asarray([mine]), ppo, scale)[0])
+        values = np.asarray(list(per_task.values()))
+        value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
+        return value, per_task
+
+    def _measure_scales(self, cached: dict[str, float]) -> dict[str, float]:
+        """Per training task (env and length): `ppo_gap(PPO, random)`, PPO trained on every row of the
+        population program with distinct reference seeds; from `cached` (a checkpoint) when there."""
+        out = {}
+        rows = self._population_rows()
+        for task in self.tasks:
+            if task.name in cached:
+                out[task.name] = float(cached[task.name])
+                continue
+            self._say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
+            stream = jax.random.fold_in(jax.random.fold_in(self.base_key, REFERENCE_STREAM), task.index)
+            keys = np.asarray(jax.random.split(jax.random.fold_in(stream, task.timesteps), rows * task.cfg.seeds))
+            population = paired.pairs(self.control, self.control, 0, self.mesh.devices.size, rows)[0]
+            out_rows = dist.to_host(task.evaluate(dist.to_global(population, self.mesh),
+                                                  dist.to_global(keys.reshape(rows, task.cfg.seeds, -1), self.mesh)))
+            ppo = paired.run_mean(out_rows)
+            if not np.isfinite(ppo):
+                raise UserError(f"PPO finishes no episode in the fitness window of {task.name}; train longer "
+                                "(timesteps) or widen final_window")
+            out[task.name] = float(ppo_gap(ppo, self.random_returns[task.cfg.env]))
+        return out
+
+    def _measure_random(self) -> dict[str, float]:
+        """Return of a uniformly random policy on every training and validation env (paired normalisation's
+        zero point); deterministic, so it is measured again rather than stored in checkpoints."""
+        from metadisco.evaluate.runner import random_policy_return
+
+        out = {}
+        for task in self.tasks + self.valid_tasks:
+            env = task.cfg.env
+            if env not in out:
+                value = random_policy_return(env, seed=self.config.seed)
+                out[env] = value if np.isfinite(value) else 0.0  # no episode ends at random: 0 is the zero point
+        return out
+
+    def _population_rows(self) -> int:
+        return paired.count_rows(self.config.strategy.population_size, self.mesh.devices.size)
+
+    def _fresh_keys(self, task: Task) -> np.ndarray:
+        """Fresh seeds of a training task, [pairs, S, 2]: as many (meta, PPO) pairs as the population's
+        rows hold, from a stream training never uses, the same at every evaluation (so evaluations pair)."""
+        pairs = self._population_rows() // 2
+        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, EVAL_STREAM), task.index)
+        stream = jax.random.fold_in(stream, task.timesteps)
+        return np.asarray(jax.random.split(stream, pairs * task.cfg.seeds)).reshape(pairs, task.cfg.seeds, -1)
+
+    def _validation_keys(self, task: Task) -> np.ndarray:
+        """The fixed validation seeds of a validation task: [1, S, 2] (one pair)."""
+        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, VALIDATION_STREAM), task.index)
+        return np.asarray(jax.random.split(stream, task.cfg.seeds))[None]
+
+    def validate(self, es_state) -> tuple[float | None, dict]:
+        """The ES mean's PPO-normalised score on the validation tasks (every length of each)."""
+        return self.score_paired(dist.to_host(self._mean(es_state)), self.valid_tasks, self._validation_keys)
 
     def evaluate_mean(self, es_state) -> float | None:
-        """Fitness (higher is better) of the ES mean over P x S fresh seeds per task; None if all diverged."""
+        """Fitness (higher is better) of the ES mean over P x S fresh seeds per task (paired: PPO-normalised on
+        fresh seeds of every task at every length); None if all diverged."""
+        if self.paired:
+            return self.score_paired(dist.to_host(self._mean(es_state)), self.tasks, self._fresh_keys,
+                                     self._population_rows())[0]
         population = self._tile(self._mean(es_state))
         returns = [dist.to_host(task.evaluate(population, dist.to_global(keys, self.mesh)))
                    for task, keys in zip(self.tasks, self._eval_keys(), strict=True)]
@@ -259,11 +319,13 @@ class MetaRun:
         from metadisco.runs import train_seeds
 
         cfgs = self.config.tasks
-        if len(cfgs) == 1 and cfgs[0].baseline is None:
+        if self.paired or (len(cfgs) == 1 and cfgs[0].baseline is None):
             return {}
         out = {}
         for task in self.tasks:
             env = task.cfg.env
+            if env in out:  # measured at its first training length
+                continue
             if task.cfg.baseline is not None:
                 out[env] = float(task.cfg.baseline)
             elif env in cached:
@@ -273,9 +335,8 @@ class MetaRun:
                 ppo = BUILTIN_OBJECTIVES["ppo"]
                 result = train_seeds(env, ppo, ppo.zero_meta(), task.train_config, self.config.baseline_seeds,
                                      self.config.seed)
-                fn = FITNESS_FNS[self.config.fitness]
-                values = np.asarray(final_return(result.metrics, task.train_config.final_window)
-                                    if fn is final_return else fn(result.metrics))
+                values = np.asarray(reduce_fitness(self.config.fitness, result.metrics,
+                                                   task.train_config.final_window))
                 value = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
                 if not np.isfinite(value) or value == 0:
                     raise UserError(f"the PPO baseline on {env} is {value}; give tasks.*.baseline in the config")
@@ -360,14 +421,24 @@ class MetaRun:
             cached = {}
             self.normalisers_by_env = self._measure_normalisers(cached)
         self.normalisers = [self.normalisers_by_env.get(t.cfg.env) for t in self.tasks]
+        self.scales: dict[str, float] = {}
+        if self.paired:
+            self.random_returns = self._measure_random()
+            self.scales = self._measure_scales(ckpt.normalisers if ckpt is not None else {})
         if self.writer:
             atomic_write_text(self.out / "config.yaml", self.config_yaml)
-            if self.normalisers_by_env:
-                atomic_write_text(self.out / "baselines.json", json.dumps(self.normalisers_by_env, indent=2) + "\n")
+            if self.normalisers_by_env or self.paired:
+                baselines = ({"random_policy": self.random_returns, "ppo_gap": self.scales} if self.paired
+                             else self.normalisers_by_env)
+                atomic_write_text(self.out / "baselines.json", json.dumps(baselines, indent=2) + "\n")
 
         if start == 0 and "fitness_of_initial_mean" not in extra and config.generations > 0:
             self._say("evaluating the initial objective on fresh seeds (compiling first)")
             extra["fitness_of_initial_mean"] = self.evaluate_mean(es_state)
+        if start == 0 and self.valid_tasks and "best_generation" not in extra:
+            self._say("validating the initial objective")
+            extra["validation_of_initial_mean"] = self.validate(es_state)[0]
+            self._keep_if_best(es_state, 0, extra, extra["validation_of_initial_mean"])
         if self.writer and ckpt is None:
             self._write_objective(dist.to_host(self._mean(es_state)))
             self._checkpoint(es_state, 0, env_steps, extra, metrics_lines=0)
@@ -377,29 +448,45 @@ class MetaRun:
         for g in range(start, config.generations):
             t0 = time.perf_counter()
             ask_key, tell_key, task_keys = self._generation_keys(g)
+            tasks = self.generation_tasks(g)
             population, es_state = self._ask(dist.to_global(ask_key, self.mesh), es_state)
             jax.block_until_ready(population)
             t_ask = time.perf_counter() - t0
             t_eval = time.perf_counter()
-            returns, fitness = self._evaluate(population, task_keys)
+            returns, fitness = self._evaluate(population, task_keys, tasks)
             t1 = time.perf_counter()
             t_eval = t1 - t_eval
             es_state = self._tell(dist.to_global(tell_key, self.mesh), population,
                                   dist.to_global(fitness.astype(np.float32), self.mesh), es_state)
             jax.block_until_ready(es_state)
             t_tell = time.perf_counter() - t1
-            env_steps += sum(P * t.cfg.seeds * t.steps_per_run for t in self.tasks)
+            rows = paired.count_rows(P, self.mesh.devices.size) if self.paired else P
+            env_steps += sum(rows * t.cfg.seeds * t.steps_per_run for t in tasks)
             line = {"generation": g, **summarise(fitness),
                     "returns": {t.cfg.env: summarise(member_fitness(r))["fitness_mean"]
-                                for t, r in zip(self.tasks, returns, strict=True)}}
+                                for t, r in zip(tasks, returns, strict=True)}}
+            if self.paired:
+                line["tasks"] = [t.name for t in tasks]
+                line["ppo"] = dict(self.last_ppo)
             if g == 0:
                 line["fitness_of_initial_mean"] = extra.get("fitness_of_initial_mean")
+                if self.valid_tasks:
+                    line["validation_of_initial_mean"] = extra.get("validation_of_initial_mean")
             t_mean = time.perf_counter()
-            if (g + 1) % config.eval_every == 0 or g + 1 == config.generations:
+            last = g + 1 == config.generations
+            if (g + 1) % config.eval_every == 0 or last:
                 line["fitness_of_mean"] = self.evaluate_mean(es_state)
-                env_steps += sum(P * t.cfg.seeds * t.steps_per_run for t in self.tasks)
-                if g + 1 == config.generations:
+                env_steps += sum(rows * t.cfg.seeds * t.steps_per_run for t in self.tasks)
+                if last:
                     final = extra["fitness_of_final_mean"] = line["fitness_of_mean"]
+            if self.valid_tasks and ((g + 1) % config.validation.every == 0 or last):
+                line["validation"], line["validation_tasks"] = self.validate(es_state)
+                env_steps += sum(2 * t.cfg.seeds * t.steps_per_run for t in self.valid_tasks)
+                self._keep_if_best(es_state, g + 1, extra, line["validation"])
+                line["best_generation"] = extra.get("best_generation")
+            if last and self.valid_tasks:
+                extra["fitness_of_best"] = self._fitness_of_best(extra, final)
+                line["fitness_of_best"] = extra["fitness_of_best"]
             line["env_steps"] = env_steps
             t2 = time.perf_counter()
             t_mean = t2 - t_mean
@@ -427,12 +514,36 @@ class MetaRun:
             self._write_summary(extra, env_steps)
             self._plot()
         return RunResult(config.generations, extra.get("fitness_of_initial_mean"), final,
-                         dist.to_host(self._mean(es_state)), self.timing)
+                         dist.to_host(self._mean(es_state)), self.timing, extra.get("best_generation"),
+                         extra.get("best_validation"), extra.get("fitness_of_best"))
+
+    def _keep_if_best(self, es_state, generation: int, extra: dict, score: float | None) -> None:
+        """Keep the ES mean as objective_best.msgpack when its validation score is the best so far (generation
+        0, PPO itself, scores 1 and is kept first; ties keep the earlier objective)."""
+        if score is None or ("best_validation" in extra and score <= extra["best_validation"]):
+            return
+        extra["best_validation"], extra["best_generation"] = float(score), int(generation)
+        if self.writer:
+            from metadisco.objectives.files import save_objective
+
+            save_objective(self.out / BEST_OBJECTIVE, self.objective, dist.to_host(self._mean(es_state)))
+
+    def _fitness_of_best(self, extra: dict, final_mean_fitness: float | None) -> float | None:
+        """The kept objective's PPO-normalised fitness on fresh seeds of every training task (and length)."""
+        if extra.get("best_generation") == self.config.generations:
+            return final_mean_fitness
+        if self.out is None:
+            return None
+        from metadisco.objectives.files import load_objective
+
+        _, meta = load_objective(self.out / BEST_OBJECTIVE)
+        return self.score_paired(meta, self.tasks, self._fresh_keys, self._population_rows())[0]
 
     def _checkpoint(self, es_state, generation: int, env_steps: int, extra: dict, metrics_lines: int) -> None:
         leaves = jax.tree.leaves(dist.to_host(es_state))
         ckpt_lib.save(self.out / "checkpoints", ckpt_lib.Checkpoint(
-            generation, self.base_key, leaves, self.normalisers_by_env, metrics_lines, env_steps, self.digest,
+            generation, self.base_key, leaves, self.scales if self.paired else self.normalisers_by_env,
+            metrics_lines, env_steps, self.digest,
             {k: v for k, v in extra.items() if v is not None}))
 
     def _progress_bar(self, start: int):
@@ -448,6 +559,13 @@ class MetaRun:
                    "fitness_of_initial_mean": extra.get("fitness_of_initial_mean"),
                    "fitness_of_final_mean": extra.get("fitness_of_final_mean"),
                    "normalisers": self.normalisers_by_env, "objective": "objective.msgpack"}
+        if self.paired:
+            summary["normalise"] = "paired: 1 + (x - ppo on the same seed keys) / ppo_gap[task]"
+            summary["random_policy"] = self.random_returns
+        if self.valid_tasks:
+            summary.update({"objective_best": BEST_OBJECTIVE, "best_generation": extra.get("best_generation"),
+                            "best_validation": extra.get("best_validation"),
+                            "fitness_of_best": extra.get("fitness_of_best")})
         atomic_write_text(self.out / "summary.json", json.dumps(to_jsonable(summary), indent=2) + "\n")
 
     def _plot(self) -> None:

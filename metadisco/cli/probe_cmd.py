@@ -1,0 +1,52 @@
+"""metadisco probe: will this meta-training config learn? Fitness noise and the ES gradient's SNR, before the run."""
+
+from __future__ import annotations
+
+from metadisco.cli.common import add_set_option, positive_int, say
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="measure fitness noise and the ES gradient's signal-to-noise ratio of a config")
+    p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/)")
+    add_set_option(p)
+    p.add_argument("--repeats", type=positive_int("--repeats"), default=4,
+                   help="blocks of the config's seeds per member (default 4: 4 x seeds runs of each member)")
+    p.add_argument("--out", default=None, help="also write the figures as JSON to this file")
+    p.set_defaults(run=run)
+
+
+def _fmt(value, spec=".3g") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def run(args) -> int:
+    import json
+
+    from tqdm import tqdm
+
+    from metadisco.io import atomic_write_text, to_jsonable
+    from metadisco.meta.config import load_config
+    from metadisco.meta.loop import MetaRun
+    from metadisco.meta.probe import probe
+
+    config = load_config(args.config, args.overrides)
+    meta_run = MetaRun(config, None, progress=False)
+    say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
+        f"{len(meta_run.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
+    with tqdm(total=len(meta_run.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True) as bar:
+        report = probe(meta_run, args.repeats, bar)
+    if args.out:
+        atomic_write_text(args.out, json.dumps(to_jsonable(report), indent=2) + "\n")
+    header = (f"{'task':32s} {'seeds':>5s} {'ppo':>9s} {'random':>9s} {'seed std':>9s} {'member std':>10s} "
+              f"{'pair SNR':>8s} {'signal':>6s} {'split-half':>10s} {'seeds for SNR 1':>15s}")
+    print(header)
+    rows = [*report["tasks"].items(), ("combined (PPO-normalised)", report["combined"])]
+    for name, t in rows:
+        print(f"{name:32s} {_fmt(t.get('seeds'), 'd'):>5s} {_fmt(t.get('ppo')):>9s} {_fmt(t.get('random')):>9s} "
+              f"{_fmt(t.get('seed_std')):>9s} {_fmt(t.get('member_std')):>10s} {_fmt(t.get('pair_snr')):>8s} "
+              f"{_fmt(t.get('signal_fraction'), '.2f'):>6s} {_fmt(t.get('split_half_reliability'), '.2f'):>10s} "
+              f"{_fmt(t.get('seeds_for_snr_1'), 'd'):>15s}")
+    print(f"verdict: {report['verdict']} (signal fraction {_fmt(report['combined'].get('signal_fraction'), '.2f')}, "
+          f"{report['effective_pairs']:.1f} of {config.strategy.population_size // 2} pairs effective); "
+          f"{report['advice']}")
+    return 0

@@ -1,0 +1,91 @@
+"""Paired evaluation: objectives and PPO trained on the same seed keys, in the same compiled call.
+
+Members of a generation share their seed keys (common random numbers), so training PPO (the objective with
+every learned piece at zero) on those keys too costs one more row of the population and gives each task a
+control variate. A member's score on a task is
+
+    1 + (member - ppo_same_keys) / (ppo_reference - random)
+
+PPO itself scores exactly 1; the unit is PPO's improvement over a uniformly random policy, measured once per
+task on many seeds (a stable scale: the per-generation control alone, on a few seeds, can sit near the random
+return and blow the ratio up); envs of different scales add up and the sign is right on negative returns.
+Rows are padded with copies of PPO to a multiple of the device count (every device runs the same per-device
+program, so each copy gives the same numbers).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+
+def count_rows(population_size: int, devices: int) -> int:
+    """Rows of a population evaluated with its PPO control: P + 1, rounded up to a multiple of `devices`."""
+    return -(-(population_size + 1) // devices) * devices
+
+
+def count(rows) -> int:
+    return int(jax.tree.leaves(rows)[0].shape[0])
+
+
+def _stack(trees: list):
+    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *trees)
+
+
+def _concat(a, b):
+    return jax.tree.map(lambda x, y: np.concatenate([np.asarray(x), np.asarray(y)]), a, b)
+
+
+def with_control(population, control, devices: int):
+    """Host population [P] -> rows [count_rows(P, devices)]: the members, then PPO (`control`) in every extra
+    row. The control's score is row P."""
+    P = count(population)
+    extra = count_rows(P, devices) - P
+    return _concat(population, _stack([control] * extra))
+
+
+def rows_of(seeds: np.ndarray, rows: int) -> np.ndarray:
+    """Seed keys [S, 2] shared by every row: [rows, S, 2]."""
+    seeds = np.asarray(seeds)
+    return np.ascontiguousarray(np.broadcast_to(seeds, (rows, *seeds.shape)))
+
+
+def pairs(meta, control, num_pairs: int, devices: int, min_rows: int = 0):
+    """Rows for `num_pairs` (meta, PPO) pairs: meta in rows [0, p), PPO in rows [p, 2p), then copies of PPO up
+    to max(2p, min_rows) rounded up to a multiple of `devices`. Returns (rows, row count)."""
+    total = max(2 * num_pairs, min_rows)
+    total = -(-total // devices) * devices
+    return _stack([meta] * num_pairs + [control] * (total - num_pairs)), total
+
+
+def pair_keys(keys: np.ndarray, rows: int) -> np.ndarray:
+    """Keys [p, S, 2] of p pairs -> [rows, S, 2]: pair j's meta row and PPO row train on keys[j]; filler rows
+    reuse keys[0] (their results are dropped)."""
+    keys = np.asarray(keys)
+    filler = np.broadcast_to(keys[:1], (rows - 2 * keys.shape[0], *keys.shape[1:]))
+    return np.ascontiguousarray(np.concatenate([keys, keys, filler]))
+
+
+def run_mean(returns: np.ndarray) -> float:
+    """Mean over the finite runs of a block of rows x seeds; NaN when none is finite (all diverged)."""
+    returns = np.asarray(returns, np.float64)
+    finite = np.isfinite(returns)
+    return float(returns[finite].mean()) if finite.any() else float("nan")
+
+
+def relative(scores: np.ndarray, ppo: float, scale: float) -> np.ndarray:
+    """Members' scores [P] against PPO's on the same keys, in units of `scale` (see the module docstring).
+    NaN stays NaN (a diverged member); all NaN when PPO itself has no score (no episode finished in the
+    fitness window): the task says nothing then."""
+    scores = np.asarray(scores, np.float64)
+    if not np.isfinite(ppo):
+        return np.full_like(scores, np.nan)
+    return 1.0 + (scores - ppo) / scale
+
+
+def combine_tasks(per_task: list[np.ndarray], ppo: list[float]) -> np.ndarray:
+    """Mean over the tasks whose PPO control has a score; all NaN (an uninformative generation) if none has."""
+    informative = [s for s, c in zip(per_task, ppo, strict=True) if np.isfinite(c)]
+    if not informative:
+        return np.full_like(np.asarray(per_task[0], np.float64), np.nan)
+    return np.mean(np.stack(informative), axis=0)

@@ -1,0 +1,116 @@
+"""Will this config learn? The signal-to-noise ratio of the ES gradient at a config's population and seeds.
+
+OpenES estimates its gradient from antithetic pairs: pair i contributes d_i = f(mean + sigma e_i) -
+f(mean - sigma e_i) times e_i. With S seeds per member, d_i = Delta_i + noise, where Delta_i is the true
+difference (what sigma-sized perturbations change) and the noise comes from training seeds (common random
+numbers already cancel what both members of a pair share). The probe trains the ES mean, PPO and k antithetic
+pairs drawn as the strategy draws them, on R x S seeds each (R blocks of the config's S seeds), and estimates
+
+    signal   = Var_i(mean_s d_i) - mean_i Var_s(d_i) / (R S)       (unbiased: the noise of the means removed)
+    noise_S  = mean_i Var_s(d_i) / S                               (the noise of one pair's d at S seeds)
+    pair_snr = signal / noise_S        signal_fraction = pair_snr / (1 + pair_snr)
+
+`signal_fraction` is the share of a pair's fitness difference that is signal: the ES gradient estimate has the
+same expected direction as with noiseless fitness, but its useful pairs are (P / 2) x signal_fraction. The
+split-half reliability (the correlation over pairs of d_i measured on two disjoint blocks of S seeds) checks the
+same thing without a model. Differences are in PPO-normalised units (each task's PPO-over-random gap), so tasks
+combine as the fitness does. Since pair_snr grows linearly with S, S / pair_snr seeds give pair_snr = 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+
+from metadisco.fitness import ppo_gap
+from metadisco.meta import distributed as dist
+from metadisco.meta import paired
+
+PROBE_STREAM = 0x7FFFFFFA
+VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),
+            (0.2, "weak: seed noise hides most of the signal; raise seeds (or population)"),
+            (0.0, "noise: the ES gradient would be mostly seed noise; this config will not learn"))
+
+
+def _pair_stats(d: np.ndarray, seeds_per_member: int) -> dict:
+    """d: [k pairs, N seeds] fitness differences (finite)."""
+    k, n = d.shape
+    within = float(np.mean(np.var(d, axis=1, ddof=1)))
+    signal = max(float(np.var(d.mean(axis=1), ddof=1)) - within / n, 0.0) if k > 1 else 0.0
+    noise = within / seeds_per_member
+    snr = signal / noise if noise > 0 else math.inf
+    blocks = n // seeds_per_member
+    halves = [d[:, b * seeds_per_member:(b + 1) * seeds_per_member].mean(axis=1) for b in range(blocks)]
+    corr = [float(np.corrcoef(halves[b], halves[b + 1])[0, 1]) for b in range(0, blocks - 1, 2) if k > 2]
+    return {"pair_snr": snr, "signal_fraction": snr / (1 + snr) if math.isfinite(snr) else 1.0,
+            "signal_std": math.sqrt(signal), "noise_std_at_seeds": math.sqrt(noise),
+            "split_half_reliability": float(np.nanmean(corr)) if corr else None,
+            "seeds_for_snr_1": math.ceil(seeds_per_member / snr) if snr > 0 else None}
+
+
+def verdict(signal_fraction: float) -> str:
+    return next(text for threshold, text in VERDICTS if signal_fraction >= threshold)
+
+
+def probe(run, repeats: int = 4, progress=None) -> dict:
+    """Probe a `MetaRun` (nothing is written): per task and combined statistics (see the module docstring).
+    Each task trains the population program `repeats` times on fresh seed blocks."""
+    config = run.config
+    P, devices = config.strategy.population_size, run.mesh.devices.size
+    rows = paired.count_rows(P, devices)
+    k = min(P // 2, (rows - 2) // 2)
+    random = run._measure_random()
+    es_state = run._init(dist.to_global(jax.random.fold_in(run.base_key, 0x7FFFFFFD), run.mesh))
+    population = dist.to_host(run._ask(dist.to_global(jax.random.fold_in(run.base_key, 0), run.mesh),
+                                       es_state)[0])
+    mean = dist.to_host(run._mean(es_state))
+    # evosax's antithetic members are i and i + P/2: check rather than assume
+    plus = jax.tree.map(lambda x: x[:k], population)
+    minus = jax.tree.map(lambda x: x[P // 2:P // 2 + k], population)
+    mirrored = all(np.allclose(a + b, 2 * m[None], atol=1e-5) for a, b, m in
+                   zip(jax.tree.leaves(plus), jax.tree.leaves(minus), jax.tree.leaves(mean), strict=True))
+    if not mirrored:
+        raise ValueError("the strategy's members are not antithetic pairs (i, i + P/2); the probe needs OpenES-style "
+                         "mirrored sampling")
+    block = paired._concat(paired._concat(plus, minus), paired._stack([mean, run.control]))
+    if rows > 2 * k + 2:
+        block = paired._concat(block, paired._stack([run.control] * (rows - 2 * k - 2)))
+    block = dist.to_global(block, run.mesh)
+    per_task, diffs = {}, []
+    for task in run.tasks:
+        S = task.cfg.seeds
+        stream = jax.random.fold_in(jax.random.fold_in(run.base_key, PROBE_STREAM), task.index)
+        keys = np.asarray(jax.random.split(jax.random.fold_in(stream, task.timesteps), repeats * S))
+        outs = []
+        for r in range(repeats):
+            seeds = keys[r * S:(r + 1) * S]
+            outs.append(dist.to_host(task.evaluate(block, dist.to_global(paired.rows_of(seeds, rows), run.mesh))))
+            if progress is not None:
+                progress.update(1)
+        F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]
+        ppo_runs, mean_runs = F[2 * k + 1], F[2 * k]
+        scale = float(ppo_gap(paired.run_mean(ppo_runs), random[task.cfg.env]))
+        d = (F[:k] - F[k:2 * k]) / scale
+        ok = np.all(np.isfinite(d), axis=0)
+        stats = _pair_stats(d[:, ok], S) if ok.sum() >= 2 else {}
+        diffs.append(np.where(np.isfinite(d), d, np.nan))
+        member_means = np.nanmean(F[:2 * k], axis=1)
+        per_task[task.name] = {
+            "seeds": int(repeats * S), "ppo": paired.run_mean(ppo_runs), "random": random[task.cfg.env],
+            "mean": paired.run_mean(mean_runs), "seed_std": float(np.nanstd(mean_runs, ddof=1)),
+            "member_std": float(np.nanstd(member_means, ddof=1)), "ppo_gap": scale,
+            "diverged_runs": int(np.sum(~np.isfinite(F[:2 * k + 2]))), **stats,
+        }
+    combined_d = np.nanmean(np.stack(diffs), axis=0)  # [k, R*S]: as if every task were trained each generation
+    ok = np.all(np.isfinite(combined_d), axis=0)
+    combined = _pair_stats(combined_d[:, ok], config.tasks[0].seeds) if ok.sum() >= 2 else {}
+    sf = combined.get("signal_fraction", 0.0)
+    need = combined.get("seeds_for_snr_1")
+    return {
+        "population_size": P, "seeds_per_member": [t.seeds for t in config.tasks], "pairs_probed": k,
+        "repeats": repeats, "devices": devices, "tasks": per_task, "combined": combined,
+        "effective_pairs": (P // 2) * sf, "verdict": verdict(sf),
+        "advice": (f"seeds per member >= {need} for pair SNR 1" if need else "no measurable signal at these settings"),
+    }

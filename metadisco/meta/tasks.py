@@ -1,0 +1,101 @@
+"""Training tasks of a meta-training run: one compiled population evaluator per (env, training length), and the
+per-generation draw of which tasks a generation trains on.
+
+A config task with `timesteps: [a, b, c]` becomes three `Task`s (one program each, since the number of updates
+fixes the scan length); a generation trains on `sampling.tasks_per_generation` config tasks, each at one of its
+lengths. The draw is a pure function of the generation's key, so a resumed run draws exactly what the
+uninterrupted run drew.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from metadisco.config import TrainConfig
+from metadisco.errors import UserError
+from metadisco.fitness import reduce_fitness
+from metadisco.meta import distributed as dist
+from metadisco.meta.config import TaskConfig
+from metadisco.objectives import Objective
+
+SAMPLE_STREAM = 0x5A3D  # fold_in tag of the task draw inside a generation's key
+
+
+@dataclass
+class Task:
+    """One env at one training length."""
+
+    index: int  # position in the config's task list
+    cfg: TaskConfig
+    timesteps: int
+    train_config: TrainConfig
+    evaluate: Any  # jitted (population [M], keys [M, S, 2]) -> returns [M, S], replicated
+    steps_per_run: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.cfg.env}@{self.timesteps}"
+
+
+def make_evaluator(train, fitness_name: str, train_config: TrainConfig, mesh):
+    """(population [M], keys [M, S, 2]) -> fitness [M, S]: members split over the mesh (shard_map), each device
+    training its M / n members x S seeds with vmap; the result is gathered on every device."""
+
+    def local(population, keys):  # this device's members
+        def run_fitness(key, meta):
+            return reduce_fitness(fitness_name, train(key, meta).metrics, train_config.final_window)
+
+        return jax.vmap(lambda meta, k: jax.vmap(run_fitness, (0, None))(k, meta))(population, keys)
+
+    spec = jax.sharding.PartitionSpec(dist.AXIS)
+    sharded = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
+    return jax.jit(sharded, out_shardings=dist.replicated(mesh))
+
+
+# (train config, env, objective, fitness, mesh) -> evaluator: runs in one process (tests, benchmarks, a resume)
+# reuse the traced and compiled program instead of building it again.
+_EVALUATORS: dict = {}
+
+
+def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str, mesh, where: str = "tasks"
+                ) -> list[list[Task]]:
+    """For each config task, one `Task` per training length."""
+    from metadisco.envs import make_env
+    from metadisco.runs import resolve_config
+    from metadisco.train import make_train
+
+    out = []
+    for i, cfg in enumerate(cfgs):
+        lengths = []
+        for timesteps in cfg.lifetimes:
+            try:
+                train_config = resolve_config(cfg.env, cfg.preset, cfg.overrides(), timesteps)
+            except UserError as e:
+                raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
+            cache_key = (train_config, cfg.env, objective, fitness, mesh)
+            if cache_key not in _EVALUATORS:
+                train = make_train(train_config, make_env(cfg.env), objective)
+                _EVALUATORS[cache_key] = make_evaluator(train, fitness, train_config, mesh)
+            steps = train_config.num_updates * train_config.batch_size
+            lengths.append(Task(i, cfg, timesteps, train_config, _EVALUATORS[cache_key], steps))
+        out.append(lengths)
+    return out
+
+
+def sample_tasks(key: jax.Array, tasks: list[list[Task]], per_generation: int) -> list[Task]:
+    """The tasks one generation trains on: `per_generation` config tasks (0: all) drawn without replacement, in
+    config order, each at a training length drawn uniformly. With every task at one length and
+    `per_generation` 0 this is every task, and no randomness is used."""
+    if per_generation == 0 and all(len(t) == 1 for t in tasks):
+        return [t[0] for t in tasks]
+    key = jax.random.fold_in(key, SAMPLE_STREAM)
+    task_key, length_key = jax.random.split(key)
+    chosen = range(len(tasks))
+    if per_generation:
+        chosen = sorted(np.asarray(jax.random.choice(task_key, len(tasks), (per_generation,), replace=False)).tolist())
+    picks = np.asarray(jax.random.randint(length_key, (len(tasks),), 0, 1 << 30))
+    return [tasks[i][int(picks[i]) % len(tasks[i])] for i in chosen]

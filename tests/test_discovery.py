@@ -1,0 +1,233 @@
+"""Discovery that generalises: per-generation task and lifetime sampling, paired PPO-normalised fitness,
+meta-validation with a kept best objective, the fitness-noise probe, and per-env evaluation budgets.
+
+Every run is tiny (4 envs x 16 steps, hidden-8 nets, population 4 over the 4 test devices) and the runs share
+compiled programs through `metadisco.meta.tasks._EVALUATORS`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from metadisco.errors import UserError
+from metadisco.fitness import ppo_gap, ppo_normalised
+from metadisco.meta import distributed as dist
+from metadisco.meta import paired
+from metadisco.meta.config import parse_config
+from metadisco.meta.loop import MetaRun, meta_train
+from metadisco.meta.probe import _pair_stats, probe
+from metadisco.objectives.files import load_objective
+
+TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
+         "lr": 0.01}
+DISCOVER = {
+    "objective": {"drift": {"kind": "talpo", "hidden": 8}},
+    "tasks": [{"env": "CartPole-v1", "timesteps": [256, 512], "seeds": 2, "train": TRAIN},
+              {"env": "UmbrellaChain-bsuite", "timesteps": 512, "seeds": 2, "train": TRAIN}],
+    "sampling": {"tasks_per_generation": 1},
+    "normalise": "paired",
+    "validation": {"tasks": [{"env": "Catch-bsuite", "timesteps": 512, "seeds": 4, "train": TRAIN}], "every": 1},
+    "strategy": {"name": "Open_ES", "population_size": 4, "sigma_init": 0.5, "lr": 0.1},
+    "generations": 4,
+    "eval_every": 2,
+    "held_out_envs": ["Acrobot-v1", "Breakout-MinAtar@500000"],
+}
+
+
+def discover(**changes) -> dict:
+    config = copy.deepcopy(DISCOVER)
+    config.update(changes)
+    return config
+
+
+def metrics(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("discover")
+    return out, meta_train(discover(), out, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# config
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["validation.tasks.0.env=Acrobot-v1"], "both a validation env and held out"),
+    (["validation.tasks.0.env=CartPole-v1"], "both a task and a validation env"),
+    (["held_out_envs=[UmbrellaChain-bsuite@1000]"], "both a task and held out"),
+    (["held_out_envs=[Acrobot-v1@ten]"], "budget after '@' must be a positive whole number"),
+    (["sampling.tasks_per_generation=3"], "must be in 0..2"),
+    (["normalise=ppo"], "unknown normalise 'ppo'"),
+    (["normalise=fixed"], "validation needs normalise: paired"),
+    (["tasks.0.timesteps=[256, 256]"], "with repeats"),
+    (["tasks.0.timesteps=[256, -1]"], "timesteps and seeds must be positive"),
+])
+def test_discovery_config_errors(overrides, message):
+    with pytest.raises(UserError, match=message):
+        parse_config(DISCOVER, overrides)
+
+
+def test_lifetimes_read_back_and_old_configs_keep_their_resolved_form():
+    config = parse_config(DISCOVER)
+    assert config.tasks[0].lifetimes == (256, 512) and config.tasks[1].lifetimes == (512,)
+    assert parse_config(config.to_dict()) == config
+    plain = parse_config({k: v for k, v in DISCOVER.items() if k not in ("sampling", "normalise", "validation")})
+    # a config without the new sections resolves exactly as before they existed (resume digests stay valid)
+    assert not {"sampling", "normalise", "validation"} & set(plain.to_dict())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# sampling
+
+
+def test_task_sampling_is_a_function_of_seed_and_generation():
+    a = MetaRun(parse_config(discover(generations=0)), None, progress=False)
+    b = MetaRun(parse_config(discover(generations=0)), None, progress=False)
+    draws = [[t.name for t in a.generation_tasks(g)] for g in range(40)]
+    assert draws == [[t.name for t in b.generation_tasks(g)] for g in range(40)]
+    assert all(len(d) == 1 for d in draws)  # tasks_per_generation: 1
+    # every task and every length is drawn, in some generations and not others
+    assert {d[0] for d in draws} == {"CartPole-v1@256", "CartPole-v1@512", "UmbrellaChain-bsuite@512"}
+    c = MetaRun(parse_config(discover(generations=0, seed=1)), None, progress=False)
+    assert draws != [[t.name for t in c.generation_tasks(g)] for g in range(40)]
+    # a task's seed keys do not depend on which length it is drawn at
+    keys = [a._generation_keys(g)[2][0] for g in range(3)]
+    assert keys[0].shape == (4, 2, 2) and not np.array_equal(keys[0], keys[1])
+
+
+def test_no_sampling_trains_every_task_every_generation():
+    config = parse_config(discover(sampling={"tasks_per_generation": 0},
+                                   tasks=[{**DISCOVER["tasks"][0], "timesteps": 256}, DISCOVER["tasks"][1]]))
+    run = MetaRun(config, None, progress=False)
+    assert [t.name for t in run.generation_tasks(7)] == ["CartPole-v1@256", "UmbrellaChain-bsuite@512"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# paired fitness
+
+
+def test_ppo_normalised_invariants():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        ppo, random = rng.normal(0, 100, 2)
+        score = rng.normal(0, 100, 7)
+        norm = ppo_normalised(score, ppo, random)
+        assert ppo_normalised(ppo, ppo, random) == 1.0 or ppo - random < ppo_gap(ppo, random)
+        assert np.all(np.diff(norm[np.argsort(score)]) >= 0)  # order-preserving, negative returns included
+        assert ppo_gap(ppo, random) > 0
+        np.testing.assert_allclose(paired.relative(score, ppo, ppo_gap(ppo, random)),
+                                   1 + (score - ppo) / ppo_gap(ppo, random))
+
+
+def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
+    run = MetaRun(parse_config(discover()), None, progress=False)
+    run.random_returns = run._measure_random()
+    run.scales = {t.name: 1.7 for t in run.tasks}  # any scale: PPO's own score is 1 + 0 / scale
+    es_state = run._init(dist.to_global(run.base_key, run.mesh))
+    ask_key, _, task_keys = run._generation_keys(0)
+    population, _ = run._ask(dist.to_global(ask_key, run.mesh), es_state)
+    population = jax.tree.map(lambda x: np.asarray(x).copy(), dist.to_host(population))
+    for leaf, zero in zip(jax.tree.leaves(population), jax.tree.leaves(run.control), strict=True):
+        leaf[2] = zero  # member 2 is PPO exactly (every learned piece at zero)
+    _, fitness = run._evaluate(dist.to_global(population, run.mesh), task_keys, run.generation_tasks(0))
+    assert fitness[2] == 1.0
+    assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)
+
+
+def test_rows_pad_to_the_device_count():
+    for P in (2, 4, 6, 16):
+        for devices in (1, 2, 3, 4):
+            rows = paired.count_rows(P, devices)
+            assert rows % devices == 0 and P < rows <= P + devices
+            tree = paired.with_control({"w": np.ones((P, 3))}, {"w": np.zeros(3)}, devices)
+            assert tree["w"].shape == (rows, 3) and np.all(tree["w"][P:] == 0)
+            meta_rows, n = paired.pairs({"w": np.ones(3)}, {"w": np.zeros(3)}, 3, devices, rows)
+            assert n % devices == 0 and n >= max(6, rows)
+            assert meta_rows["w"][:3].sum() == 9 and meta_rows["w"][3:].sum() == 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# validation and the kept objective
+
+
+def test_validation_keeps_the_best_generation(full_run):
+    out, result = full_run
+    lines = metrics(out)
+    scores = [(0, lines[0]["validation_of_initial_mean"])]
+    scores += [(line["generation"] + 1, line["validation"]) for line in lines]
+    best_gen, best = result.best_generation, result.best_validation
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["best_generation"] == best_gen and summary["objective_best"] == "objective_best.msgpack"
+    # the kept generation has the highest validation score of those recorded (ties keep the earliest)
+    later = [s for g, s in scores if g > best_gen and s is not None]
+    assert all(s <= best for s in later)
+    if best_gen > 0:
+        assert dict(scores)[best_gen] == best
+    # and the kept objective, validated again, scores exactly what was recorded
+    run = MetaRun(parse_config(discover()), None, progress=False)
+    run.random_returns = run._measure_random()
+    run.scales = {}
+    _, meta = load_objective(out / "objective_best.msgpack")
+    assert run.score_paired(meta, run.valid_tasks, run._validation_keys)[0] == best
+    # commands given the run directory use the kept objective
+    from metadisco.evaluate.methods import method_from, run_objective_file
+
+    assert run_objective_file(out).name == "objective_best.msgpack"
+    kept = method_from(str(out)).meta
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(kept), jax.tree.leaves(meta), strict=True))
+
+
+def test_generation_zero_is_ppo_on_validation_and_fresh_seeds(full_run):
+    out, result = full_run
+    assert result.fitness_of_initial_mean == 1.0  # the start point is PPO exactly (output layer at zero)
+    line = metrics(out)[0]
+    assert line["tasks"] and all(name in line["ppo"] for name in line["tasks"])
+    assert json.loads((out / "baselines.json").read_text())["ppo_gap"].keys() == {
+        "CartPole-v1@256", "CartPole-v1@512", "UmbrellaChain-bsuite@512"}
+    assert result.fitness_of_best is not None and math.isfinite(result.fitness_of_best)
+
+
+def test_resume_repeats_sampling_and_validation_byte_for_byte(full_run, tmp_path):
+    out, _ = full_run
+    meta_train(discover(generations=2), tmp_path, progress=False)
+    meta_train(discover(), tmp_path, resume=True, progress=False)
+    for name in ("objective.msgpack", "objective_best.msgpack"):
+        assert (tmp_path / name).read_bytes() == (out / name).read_bytes(), name
+    keys = ("generation", "tasks", "fitness_mean", "fitness_max", "ppo", "validation", "best_generation",
+            "fitness_of_mean")
+    assert [{k: x.get(k) for k in keys} for x in metrics(tmp_path)] == [{k: x.get(k) for k in keys}
+                                                                        for x in metrics(out)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the probe
+
+
+def test_pair_stats_find_signal_and_noise():
+    rng = np.random.default_rng(1)
+    true = rng.normal(0, 1.0, (16, 1))
+    clean = _pair_stats(true + rng.normal(0, 0.1, (16, 64)), 4)
+    noisy = _pair_stats(true + rng.normal(0, 4.0, (16, 256)), 4)  # pair SNR at 4 seeds ~ 1 / (16 / 4)
+    assert clean["signal_fraction"] > 0.9 and clean["split_half_reliability"] > 0.9
+    assert noisy["signal_fraction"] < 0.3 and noisy["seeds_for_snr_1"] > 4
+    # pair SNR is linear in seeds: the advised seed count reaches SNR ~ 1
+    assert noisy["pair_snr"] * noisy["seeds_for_snr_1"] / 4 >= 1.0
+
+
+def test_probe_reports_every_task_and_a_verdict(full_run):
+    run = MetaRun(parse_config(discover()), None, progress=False)
+    report = probe(run, repeats=2)
+    assert set(report["tasks"]) == {t.name for t in run.tasks}
+    for stats in report["tasks"].values():
+        assert stats["seeds"] == 4 and stats["seed_std"] >= 0 and stats["ppo_gap"] > 0
+    assert report["verdict"].split(":")[0] in ("usable", "weak", "noise")
+    assert report["pairs_probed"] == 2 and 0 <= report["effective_pairs"] <= 2
