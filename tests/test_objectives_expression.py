@@ -83,3 +83,13 @@ def test_expression_objective_file_round_trip(tmp_path):
     assert loaded == objective
     assert np.array_equal(loaded.drift(meta["drift"], RATIO, ADV, PROGRESS),
                           objective.drift({}, RATIO, ADV, PROGRESS))
+
+
+@pytest.mark.parametrize("alpha", [1e-3, 1e-2, 0.1, 2.0])
+def test_sharp_but_flat_dpo_forms_are_valid(alpha):
+    # x - a tanh(x / a) has zero slope at x = 0 for every a > 0; a small a only makes it sharp (the parametric
+    # distillation's bounds reach 1e-3), which the numeric slope check must not mistake for a kink.
+    drift = expression_drift(DPO_EXPRESSION[0], {"alpha": alpha, "beta": alpha})
+    assert np.all(np.asarray(drift(None, RATIO, ADV, PROGRESS)) >= 0)
+    with pytest.raises(UserError, match="non-zero slope"):
+        expression_drift("relu((r - 1)*A)", {})
