@@ -14,6 +14,7 @@ Unknown and missing keys are `UserError`s naming the key and the known ones.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import types
 import typing
@@ -26,6 +27,8 @@ import yaml
 from metadisco.config import split_assignment
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.io import read_yaml
+from metadisco.safe_yaml import check_plain_data, load_value
+from metadisco.validate import check_float, check_int, shorten
 
 _REQUIRED = dataclasses.MISSING
 
@@ -89,34 +92,11 @@ class MetaConfig:
     start_scale: float = 1.0
 
     def validate(self) -> MetaConfig:
-        from metadisco.envs import check_env_id
-        from metadisco.fitness import FITNESS_FNS
+        """Check every value once, where the config enters: names, types, finiteness, ranges, and sizes against
+        this machine's memory (`metadisco.meta.checks`); a `UserError` names the first bad key."""
+        from metadisco.meta.checks import check_meta_config
 
-        if not self.tasks:
-            raise UserError("config key tasks needs at least one task")
-        for i, task in enumerate(self.tasks):
-            check_env_id(task.env)
-            if task.timesteps <= 0 or task.seeds <= 0:
-                raise UserError(f"tasks.{i}: timesteps and seeds must be positive, got {task.timesteps}, {task.seeds}")
-        for env_id in self.held_out_envs:
-            check_env_id(env_id)
-        overlap = sorted({t.env for t in self.tasks} & set(self.held_out_envs))
-        if overlap:
-            raise UserError(f"env {overlap[0]!r} is both a task and held out; held-out envs must not be trained on")
-        if self.fitness not in FITNESS_FNS:
-            raise unknown_name_error("fitness", self.fitness, list(FITNESS_FNS))
-        for name in ("generations",):
-            if getattr(self, name) < 0:
-                raise UserError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("eval_every", "checkpoint_every", "baseline_seeds"):
-            if getattr(self, name) <= 0:
-                raise UserError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        from metadisco.meta.start import STARTS
-
-        if self.start not in STARTS:
-            raise unknown_name_error("start", self.start, STARTS)
-        if self.strategy.population_size <= 0:
-            raise UserError(f"strategy.population_size must be positive, got {self.strategy.population_size}")
+        check_meta_config(self)
         return self
 
     def to_dict(self) -> dict:
@@ -155,34 +135,29 @@ def _coerce(value: Any, annotation: Any, path: str) -> Any:
         if value is None:
             value = []
         if not isinstance(value, (list, tuple)):
-            raise UserError(f"config key {path} must be a list, got {value!r}")
+            raise UserError(f"config key {path} must be a list, got {shorten(value)}")
         return tuple(_coerce(v, inner, f"{path}.{i}") for i, v in enumerate(value))
     if origin is dict:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise UserError(f"config key {path} must be a mapping, got {value!r}")
+            raise UserError(f"config key {path} must be a mapping, got {shorten(value)}")
         return dict(value)
     if annotation is bool:
         if isinstance(value, bool):
             return value
-        raise UserError(f"config key {path} must be true or false, got {value!r}")
+        raise UserError(f"config key {path} must be true or false, got {shorten(value)}")
     if annotation is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
-            raise UserError(f"config key {path} must be an integer, got {value!r}")
-        return int(value)
+        # .inf and .nan are floats to YAML; int() of them would raise OverflowError / ValueError.
+        return check_int(f"config key {path}", value)
     if annotation is float:
         if isinstance(value, str):
-            try:
-                return float(value)  # YAML reads 1e-3 (no dot) as a string
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UserError(f"config key {path} must be a number, got {value!r}")
-        return float(value)
+            with contextlib.suppress(ValueError):
+                value = float(value)  # YAML reads 1e-3 (no dot) as a string
+        return check_float(f"config key {path}", value)
     if annotation is str:
         if not isinstance(value, str):
-            raise UserError(f"config key {path} must be a string, got {value!r}")
+            raise UserError(f"config key {path} must be a string, got {shorten(value)}")
         return value
     return value
 
@@ -190,7 +165,7 @@ def _coerce(value: Any, annotation: Any, path: str) -> Any:
 def _from_dict(cls, data: Any, path: str):
     prefix = f"{path}." if path else ""
     if not isinstance(data, dict):
-        raise UserError(f"config key {path or '(top level)'} must be a mapping, got {data!r}")
+        raise UserError(f"config key {path or '(top level)'} must be a mapping, got {shorten(data)}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in fields(cls)}
     for key in data:
@@ -209,14 +184,15 @@ def _from_dict(cls, data: Any, path: str):
 def _set_path(data: dict, key: str, value: Any) -> None:
     """Set `data[a][b][0]...` for key 'a.b.0...'; intermediate keys must exist except the last."""
     parts = key.split(".")
+    key = shorten(key).strip("'")  # for messages
     node = data
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
-        where = ".".join(parts[:depth]) or "(top level)"
+        where = shorten(".".join(parts[:depth])).strip("'") or "(top level)"
         if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
+            if not (part.isascii() and part.isdigit()) or len(part) > 9 or int(part) >= len(node):
                 raise UserError(f"--set {key}: {where} is a list of {len(node)} entries; "
-                                f"use an index 0..{len(node) - 1}, got {part!r}")
+                                f"use an index 0..{len(node) - 1}, got {shorten(part)}")
             index = int(part)
             if last:
                 node[index] = value
@@ -237,22 +213,21 @@ def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> Meta
     """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
     import copy
 
+    check_plain_data(data, "the config")  # before the deep copy: aliases of aliases expand there
     data = copy.deepcopy(data) if data is not None else {}
     if not isinstance(data, dict):
         raise UserError("a meta-training config must be a YAML mapping at the top level")
     for item in overrides:
         key, text = split_assignment(item)
-        try:
-            value = yaml.safe_load(text) if text else None
-        except yaml.YAMLError:
-            value = text
+        value = load_value(text, f"--set {key}") if text else None
         _set_path(data, key, value)
+    check_plain_data(data, "the config with its --set values")
     return _from_dict(MetaConfig, data, "").validate()
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
     """Read a YAML config file; a missing or unparsable file is a `UserError`."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"no config file {str(path)!r}")
     return parse_config(read_yaml(path), overrides)
