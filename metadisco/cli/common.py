@@ -10,6 +10,10 @@ from metadisco.errors import UserError
 from metadisco.io import check_output_dir
 from metadisco.validate import INT32_MAX, check_seed, shorten
 
+# Timesteps may exceed int32 (they are not a size; the update count, checked in TrainConfig.validate, is);
+# 2**53 is where a float stops holding every integer.
+MAX_TIMESTEPS = 2**53
+
 
 def positive_int(name: str, hi: int = INT32_MAX):
     """An argparse type: a positive integer up to `hi` (1e3 is accepted; NaN, inf and fractions are not)."""

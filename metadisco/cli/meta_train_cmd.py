@@ -29,6 +29,10 @@ def run(args) -> int:
     from metadisco.meta.loop import MetaRun
 
     config = load_config(args.config, args.overrides)
+    if dist.is_writer():  # before any work: a run never ends by failing to write
+        from metadisco.io import check_output_dir
+
+        check_output_dir(args.out)
     meta_run = MetaRun(config, args.out, resume=args.resume)
     if dist.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
