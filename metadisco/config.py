@@ -8,6 +8,7 @@ Presets follow PureJaxRL's settings (REFERENCE §7).
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, fields, replace
@@ -160,7 +161,10 @@ def parse_value(text: str, annotation: typing.Any, key: str) -> typing.Any:
                 raise ValueError
             return int(value)
         if annotation is float:
-            return float(text)
+            value = float(text)
+            if math.isinf(value) and "inf" not in text.lower():  # 1e400: say what was typed, not "inf"
+                raise UserError(f"{key} must be a finite number, got {shorten(text)}")
+            return value
         if annotation is str:
             return text
         if origin is tuple:

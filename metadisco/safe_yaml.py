@@ -16,7 +16,8 @@ import yaml
 
 from metadisco.errors import UserError
 
-MAX_BYTES = 16 * 2**20
+MAX_BYTES = 2**20  # a config is a few KB; PyYAML's pure-Python scanner takes seconds per few MB
+MAX_VALUE_CHARS = 2**16  # a --set value longer than this is not parsed as YAML
 MAX_ALIASES = 1000
 MAX_VALUES = 100_000
 MAX_DEPTH = 64
@@ -40,7 +41,7 @@ class _Refused(Exception):
 def load_yaml(text: str, source: str) -> Any:
     """Parse YAML `text` (from `source`, for messages) safely; see the module docstring for the bounds."""
     if len(text) > MAX_BYTES:
-        raise UserError(f"{source} is {len(text):,} characters; a config is at most {MAX_BYTES:,}")
+        raise UserError(f"{source} is {len(text):,} characters long; at most {MAX_BYTES:,} are read as YAML")
     try:
         data = yaml.load(text, Loader=_CountingLoader)  # noqa: S506 (a SafeLoader subclass)
     except _Refused as e:
@@ -57,6 +58,8 @@ def load_yaml(text: str, source: str) -> Any:
 
 def load_value(text: str, source: str) -> Any:
     """A `--set` value: YAML when it parses (`0.05`, `true`, `[a, b]`), else the text itself; bounded alike."""
+    if len(text) > MAX_VALUE_CHARS:  # no number or list of names is this long: kept as text, refused by type
+        return text
     try:
         return load_yaml(text, source)
     except UserError as e:

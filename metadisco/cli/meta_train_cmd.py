@@ -33,6 +33,12 @@ def run(args) -> int:
         from metadisco.io import check_output_dir
 
         check_output_dir(args.out)
+    if args.resume:  # a damaged or unreadable checkpoint is refused now, not after building the run
+        from pathlib import Path
+
+        from metadisco.meta import checkpoint as ckpt_lib
+
+        ckpt_lib.latest(Path(args.out) / "checkpoints")
     meta_run = MetaRun(config, args.out, resume=args.resume)
     if dist.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
