@@ -176,6 +176,8 @@ def parse_value(text: str, annotation: typing.Any, key: str) -> typing.Any:
             if text.strip().lower() in ("none", "null"):
                 return None
             return parse_value(text, args[0], key)
+    except UserError:
+        raise
     except ValueError:
         pass
     else:
