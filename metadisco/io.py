@@ -144,7 +144,13 @@ def read_json(path: str | os.PathLike) -> Any:
 def read_yaml(path: str | os.PathLike) -> Any:
     """A YAML file's contents (see `metadisco.safe_yaml`); a missing, unreadable or unparsable file, or one whose
     aliases expand too far, is a one-line `UserError`."""
-    from metadisco.safe_yaml import load_yaml
+    from metadisco.safe_yaml import MAX_BYTES, load_yaml
 
     path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # missing or unreadable: read_bytes names which
+    if size > MAX_BYTES:  # not read into memory at all
+        raise UserError(f"YAML file {str(path)!r} is {size:,} bytes; at most {MAX_BYTES:,} are read as YAML")
     return load_yaml(read_text(path, "YAML file"), f"YAML file {str(path)!r}")

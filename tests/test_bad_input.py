@@ -111,6 +111,10 @@ def world(tmp_path_factory) -> Path:
         (run / "config.yaml").write_text("placeholder: true\n")
         (run / "metrics.jsonl").write_text('{"generation": 0}\n')
     (w / "run_unreadable" / "checkpoints" / "gen_000001.msgpack").mkdir()
+    (w / "run_metrics_dir" / "checkpoints").mkdir(parents=True)
+    (w / "run_metrics_dir" / "metrics.jsonl").mkdir()
+    _write_config(w / "huge.yaml", "generations: " + "9" * 2_000_000 + "\n")
+    (w / "binary.yaml").write_bytes(b"generations: \xff\xfe\x00\x01\n")
     body = ckpt_lib._body(ckpt_lib.Checkpoint(1, np.zeros(2, np.uint32), [np.zeros(3, np.float32)], {}, 1, 10, "x"))
     del body["env_steps"]
     data = serialization.msgpack_serialize({**body, "sha256": ckpt_lib._digest(body)})
@@ -227,6 +231,12 @@ ROWS = [
     ("meta-train-out-dangling", ["meta-train", "{w}/tiny.yaml", "--out", "{w}/dangling"], "dangling"),
     ("config-is-a-directory", ["meta-train", "{w}/config_dir.yaml", "--out", "{out}"], "cannot read YAML file"),
     ("config-missing", ["meta-train", "{w}/none.yaml", "--out", "{out}"], "no config file"),
+    ("config-too-big", ["meta-train", "{w}/huge.yaml", "--out", "{out}"], "at most 1,048,576 are read as YAML"),
+    ("config-not-text", ["meta-train", "{w}/binary.yaml", "--out", "{out}"], "not UTF-8 text"),
+    ("out-not-empty-without-resume", ["meta-train", "{w}/tiny.yaml", "--out", "{w}/run_missing_field"],
+     "is not empty; pass --resume"),
+    ("metrics-unreadable-on-resume", ["meta-train", "{w}/tiny.yaml", "--resume", "--out", "{w}/run_metrics_dir"],
+     "cannot read metrics file"),
     ("checkpoint-unreadable", ["meta-train", "{w}/tiny.yaml", "--resume", "--out", "{w}/run_unreadable"],
      "cannot read checkpoint"),
     ("objective-is-a-directory", ["inspect", "{w}/config_dir.yaml/"], "no objective file"),
