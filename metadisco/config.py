@@ -8,11 +8,14 @@ Presets follow PureJaxRL's settings (REFERENCE §7).
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, fields, replace
 
 from metadisco.errors import UserError, unknown_name_error
+from metadisco.limits import check_trainer_fits
+from metadisco.validate import INT32_MAX, check_float, check_int, is_number, shorten
 
 
 @dataclass(frozen=True)
@@ -54,33 +57,51 @@ class TrainConfig:
         return self.batch_size // self.num_minibatches
 
     def validate(self) -> TrainConfig:
-        """Raise a `UserError` naming the first setting that cannot work; return self otherwise."""
+        """Raise a `UserError` naming the first setting that cannot work; return self otherwise.
+
+        Types, finiteness and ranges are checked for every field (a NaN fails `x <= 0`, so it is tested for
+        explicitly); sizes are bounded by int32 (they are loop lengths and array sizes under jit) and, together,
+        by this machine's memory (`metadisco.limits`)."""
         for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "rollout_unroll"):
-            if getattr(self, name) <= 0:
-                raise UserError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        if self.total_timesteps <= 0:
-            raise UserError(f"timesteps must be positive, got {self.total_timesteps}")
+            if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
+                raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
+            check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
+        if not is_number(self.total_timesteps) or self.total_timesteps <= 0:
+            raise UserError(f"timesteps must be positive, got {shorten(self.total_timesteps)}")
+        check_int("timesteps", self.total_timesteps, 1)
         if self.num_updates < 1:
             raise UserError(
                 f"timesteps {self.total_timesteps} is smaller than one update "
                 f"(num_envs x num_steps = {self.batch_size}); use at least {self.batch_size}"
             )
+        if self.num_updates > INT32_MAX:
+            raise UserError(f"timesteps {shorten(self.total_timesteps)} gives {self.num_updates:,} updates of "
+                            f"{self.batch_size} steps; at most {INT32_MAX:,} (the update loop counts in int32)")
         if self.batch_size % self.num_minibatches:
             raise UserError(
                 f"num_envs x num_steps = {self.batch_size} must divide by num_minibatches "
                 f"= {self.num_minibatches}"
             )
-        if not 0.0 < self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
-            raise UserError(f"gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, "
-                            f"{self.gae_lambda}")
-        if self.lr <= 0:
-            raise UserError(f"lr must be positive, got {self.lr}")
-        if not 0.0 < self.final_window <= 1.0:
-            raise UserError(f"final_window must be in (0, 1], got {self.final_window}")
+        check_float("gamma", self.gamma, 0.0, 1.0, lo_open=True)
+        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        for name in ("ent_coef", "vf_coef"):
+            check_float(name, getattr(self, name), 0.0)
+        for name in ("lr", "max_grad_norm", "value_clip_eps"):
+            if is_number(getattr(self, name)) and getattr(self, name) <= 0:
+                raise UserError(f"{name} must be positive, got {getattr(self, name)}")
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
+        check_float("final_window", self.final_window, 0.0, 1.0, lo_open=True)
+        for name in ("anneal_lr", "normalize_obs", "normalize_reward"):
+            if not isinstance(getattr(self, name), bool):
+                raise UserError(f"{name} must be true or false, got {shorten(getattr(self, name))}")
         if self.activation not in ACTIVATIONS:
-            raise unknown_name_error("activation", self.activation, ACTIVATIONS)
-        if not self.hidden_sizes or any(h <= 0 for h in self.hidden_sizes):
-            raise UserError(f"hidden_sizes must be positive integers, got {self.hidden_sizes}")
+            raise unknown_name_error("activation", str(self.activation), ACTIVATIONS)
+        if not isinstance(self.hidden_sizes, tuple) or not self.hidden_sizes or any(
+                not is_number(h) or h <= 0 for h in self.hidden_sizes):
+            raise UserError(f"hidden_sizes must be positive integers, got {shorten(self.hidden_sizes)}")
+        for h in self.hidden_sizes:
+            check_int("hidden_sizes", h, 1, INT32_MAX, "an int32 size under jit")
+        check_trainer_fits(self, 1, "one training run")
         return self
 
 
@@ -131,12 +152,19 @@ def parse_value(text: str, annotation: typing.Any, key: str) -> typing.Any:
                 return False
             raise ValueError
         if annotation is int:
+            try:
+                return int(text)  # exact, however long; the range is checked by validate()
+            except ValueError:
+                pass
             value = float(text)
             if not value.is_integer():
                 raise ValueError
             return int(value)
         if annotation is float:
-            return float(text)
+            value = float(text)
+            if math.isinf(value) and "inf" not in text.lower():  # 1e400: say what was typed, not "inf"
+                raise UserError(f"{key} must be a finite number, got {shorten(text)}")
+            return value
         if annotation is str:
             return text
         if origin is tuple:
@@ -148,21 +176,23 @@ def parse_value(text: str, annotation: typing.Any, key: str) -> typing.Any:
             if text.strip().lower() in ("none", "null"):
                 return None
             return parse_value(text, args[0], key)
+    except UserError:
+        raise
     except ValueError:
         pass
     else:
         raise TypeError(f"unsupported field type {annotation!r} for {key}")
     kind = getattr(annotation, "__name__", str(annotation))
-    raise UserError(f"malformed value for {key}: {text!r} is not a {kind}")
+    raise UserError(f"malformed value for {key}: {shorten(text)} is not a {kind}")
 
 
 def split_assignment(item: str) -> tuple[str, str]:
     """Split 'key=value' into its two halves, with a clear error when there is no '='."""
     if "=" not in item:
-        raise UserError(f"malformed --set {item!r}; expected key=value")
+        raise UserError(f"malformed --set {shorten(item)}; expected key=value")
     key, value = item.split("=", 1)
     if not key.strip():
-        raise UserError(f"malformed --set {item!r}; the key is empty")
+        raise UserError(f"malformed --set {shorten(item)}; the key is empty")
     return key.strip(), value.strip()
 
 

@@ -13,11 +13,14 @@ class UserError(ValueError):
 
 def unknown_name_error(kind: str, name: str, known: list[str] | tuple[str, ...]) -> UserError:
     """An error for an unknown `name` of `kind` that lists the closest known names (or all, if few)."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+    from metadisco.validate import shorten
+
+    # A name far longer than any known one cannot be a typo of one (and matching it would take long).
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5) if len(name) <= 200 else []
     if close:
         hint = f"did you mean {', '.join(repr(c) for c in close)}?"
     elif len(known) <= 12:
         hint = f"known: {', '.join(sorted(known))}"
     else:
         hint = "run `metadisco envs` to list them" if kind == "env" else f"known: {', '.join(sorted(known))}"
-    return UserError(f"unknown {kind} {name!r}; {hint}")
+    return UserError(f"unknown {kind} {shorten(name)}; {hint}")

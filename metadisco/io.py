@@ -1,4 +1,9 @@
-"""Files: atomic writes (temporary name, fsync, rename) and small JSON / YAML helpers."""
+"""Files: atomic writes (temporary name, fsync, rename), small JSON / YAML helpers, and the I/O boundary.
+
+Every `OSError` of a read or a write becomes a one-line `UserError` naming the path and the operation: a file
+that cannot be *read* (permissions, a directory in its place) is "cannot read", never "damaged", so nobody is
+told to delete a good file. Output paths are checked for writability before any work (`check_output_dir`).
+"""
 
 from __future__ import annotations
 
@@ -14,20 +19,91 @@ import numpy as np
 from metadisco.errors import UserError
 
 
+def os_error(e: OSError, operation: str, path: str | os.PathLike) -> UserError:
+    """A one-line `UserError` for an `OSError`: 'cannot <operation> <path>: <reason>'."""
+    reason = e.strerror or type(e).__name__
+    return UserError(f"cannot {operation} {str(path)!r}: {reason}")
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `path` so that readers see either the old file or the whole new one."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise os_error(e, "write", path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise os_error(e, "write", path) from None
         raise
+
+
+def check_output_dir(path: str | os.PathLike, flag: str = "--out") -> Path:
+    """`path` as a directory that exists and that a file can be written in; checked before any work starts,
+    so a long run never ends by failing to write. Creates the directory (and its parents) if needed."""
+    out = Path(path)
+    if out.is_symlink() and not out.exists():
+        raise UserError(f"{flag} {str(path)!r} is a dangling symbolic link (to {os.readlink(out)!r}); "
+                        "remove it or give another directory")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{flag} {str(path)!r} is a file; give a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise os_error(e, f"create the {flag} directory", path) from None
+    _probe_write(out, flag)
+    return out
+
+
+def check_output_file(path: str | os.PathLike, flag: str = "--out") -> Path:
+    """`path` as a file that can be (re)written: not a directory, in a directory that can be written in."""
+    out = Path(path)
+    if out.is_dir():
+        raise UserError(f"{flag} {str(path)!r} is a directory; give a file name")
+    if out.is_symlink() and not out.exists():
+        raise UserError(f"{flag} {str(path)!r} is a dangling symbolic link (to {os.readlink(out)!r})")
+    check_output_dir(out.parent, f"the directory of {flag}")
+    return out
+
+
+def _probe_write(directory: Path, flag: str) -> None:
+    # Permission bits are not the whole story (read-only mounts, ACLs, quotas; root ignores modes): try it.
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".metadisco-write-test.", dir=directory)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise os_error(e, f"write in {flag}", directory) from None
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
+    """A file's bytes; missing is 'no such', unreadable is 'cannot read' (never 'damaged')."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"no such {what}: {str(path)!r}")
+    if path.is_dir():
+        raise UserError(f"cannot read {what} {str(path)!r}: it is a directory")
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise os_error(e, f"read {what}", path) from None
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """A UTF-8 text file's contents; undecodable bytes are 'damaged'."""
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"damaged {what} {str(path)!r}: not UTF-8 text (byte {e.start})") from None
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -58,22 +134,23 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"no such file: {path}")
+    text = read_text(path, "JSON file")
     try:
-        return json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"damaged JSON file {path}: {e}") from None
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise UserError(f"damaged JSON file {path}: {str(e).splitlines()[0] if str(e) else 'too deep'}") from None
 
 
 def read_yaml(path: str | os.PathLike) -> Any:
-    """A YAML file's contents; a missing or unparsable file is a one-line `UserError`."""
-    import yaml
+    """A YAML file's contents (see `metadisco.safe_yaml`); a missing, unreadable or unparsable file, or one whose
+    aliases expand too far, is a one-line `UserError`."""
+    from metadisco.safe_yaml import MAX_BYTES, load_yaml
 
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"no such file: {path}")
     try:
-        return yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise UserError(f"damaged YAML file {path}: {str(e).splitlines()[0]}") from None
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # missing or unreadable: read_bytes names which
+    if size > MAX_BYTES:  # not read into memory at all
+        raise UserError(f"YAML file {str(path)!r} is {size:,} bytes; at most {MAX_BYTES:,} are read as YAML")
+    return load_yaml(read_text(path, "YAML file"), f"YAML file {str(path)!r}")

@@ -8,7 +8,7 @@ from flax import serialization
 
 from metadisco.errors import UserError
 from metadisco.objectives import DRIFTS, Objective, Progress, load_objective, save_objective
-from metadisco.objectives.files import FORMAT, objective_bytes
+from metadisco.objectives.files import FORMAT, _checksum, objective_bytes
 from metadisco.objectives.resolve import resolve_objective
 
 
@@ -91,13 +91,37 @@ def test_foreign_files(tmp_path):
     assert "newer" in _error(tmp_path / "c.msgpack")
 
 
+def _signed(payload: dict) -> bytes:
+    """A payload with a valid checksum, so loading reaches the checks behind it."""
+    return serialization.msgpack_serialize({**payload, "sha256": _checksum(payload["spec"], payload["meta"])})
+
+
 def test_unknown_kind_and_mismatched_meta(tmp_path):
     payload = {"format": FORMAT, "version": 1, "spec": {"drift": {"kind": "lpoo"}}, "meta": {}}
-    (tmp_path / "k.msgpack").write_bytes(serialization.msgpack_serialize(payload))
+    (tmp_path / "k.msgpack").write_bytes(_signed(payload))
     message = _error(tmp_path / "k.msgpack")
     assert "unknown drift 'lpoo'" in message and "did you mean 'lpo'" in message
     payload = {"format": FORMAT, "version": 1, "spec": {"drift": {"kind": "lpo", "hidden": 4}},
                "meta": {"drift": {"w1": np.zeros((8, 5), np.float32), "w2": np.zeros((4, 1), np.float32)},
                         "value_loss": {}, "optimizer": {}}}
-    (tmp_path / "m.msgpack").write_bytes(serialization.msgpack_serialize(payload))
+    (tmp_path / "m.msgpack").write_bytes(_signed(payload))
     assert "drift/w1' has shape (8, 5), expected (8, 4)" in _error(tmp_path / "m.msgpack")
+
+
+def test_a_file_without_checksum_is_refused(tmp_path):
+    payload = {"format": FORMAT, "version": 1, "spec": {"drift": {"kind": "ppo"}},
+               "meta": {"drift": {}, "value_loss": {}, "optimizer": {}}}
+    (tmp_path / "n.msgpack").write_bytes(serialization.msgpack_serialize(payload))
+    assert "no checksum" in _error(tmp_path / "n.msgpack")
+    (tmp_path / "s.msgpack").write_bytes(_signed(payload))
+    assert load_objective(tmp_path / "s.msgpack")[0].drift == DRIFTS.make("ppo")
+
+
+def test_non_finite_meta_parameters_are_refused(tmp_path):
+    w1 = np.zeros((8, 4), np.float32)
+    w1[2, 3] = np.nan
+    payload = {"format": FORMAT, "version": 1, "spec": {"drift": {"kind": "lpo", "hidden": 4}},
+               "meta": {"drift": {"w1": w1, "w2": np.full((4, 1), np.inf, np.float32)},
+                        "value_loss": {}, "optimizer": {}}}
+    (tmp_path / "nan.msgpack").write_bytes(_signed(payload))
+    assert "'drift/w1' holds 1 non-finite value(s) (first: nan)" in _error(tmp_path / "nan.msgpack")

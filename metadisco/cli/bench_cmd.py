@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from metadisco.cli.common import positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, positive_int, say
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="measure trainer and env throughput; write JSON")
     p.add_argument("--out", required=True, help="output JSON file")
-    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+    p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed for each case (default: 262144)")
     p.add_argument("--envs", default=None, help="comma-separated env ids (default: CartPole-v1,SpaceInvaders-MinAtar)")
     p.add_argument("--seeds", default="1,16", help="comma-separated seed counts to vmap (default 1,16)")
@@ -24,9 +24,11 @@ def run(args) -> int:
     from metadisco import bench
     from metadisco.envs import check_env_id
     from metadisco.errors import UserError
-    from metadisco.io import write_json
+    from metadisco.io import check_output_file, write_json
+    from metadisco.validate import shorten
 
     if args.meta:
+        check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
         from metadisco.meta.bench import bench_meta
 
         say("bench meta-training: populations 1, 4, 16, 64 on CartPole, then the ES overhead of a short run")
@@ -39,14 +41,24 @@ def run(args) -> int:
     cases = list(bench.DEFAULT_CASES)
     if args.envs:
         cases = [bench.BenchCase(check_env_id(e.strip()), 262_144) for e in args.envs.split(",") if e.strip()]
+        if not cases:
+            raise UserError(f"--envs names no env id: {shorten(args.envs)}; give comma-separated ids")
     if args.timesteps:
         cases = [bench.BenchCase(c.env_id, args.timesteps) for c in cases]
     try:
         seed_counts = tuple(int(s) for s in args.seeds.split(","))
     except ValueError:
-        raise UserError(f"--seeds must be comma-separated positive integers, got {args.seeds!r}") from None
+        raise UserError(f"--seeds must be comma-separated positive integers, got {shorten(args.seeds)}") from None
     if 1 not in seed_counts or any(s <= 0 for s in seed_counts):
-        raise UserError(f"--seeds must be positive and include 1 (the ratio is taken at 1 seed), got {args.seeds!r}")
+        raise UserError(f"--seeds must be positive and include 1 (the ratio is taken at 1 seed), got "
+                        f"{shorten(args.seeds)}")
+    from metadisco.limits import check_trainer_fits
+    from metadisco.runs import resolve_config
+
+    for case in cases:
+        check_trainer_fits(resolve_config(case.env_id, timesteps=case.timesteps), max(seed_counts),
+                           f"bench {case.env_id}: --seeds {max(seed_counts):,}")
+    check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
     results = {"machine": bench.machine(), "cases": {}}
     for case in cases:
         say(f"bench {case.env_id}: {case.timesteps} steps per seed, seeds {seed_counts}")

@@ -7,17 +7,46 @@ import sys
 from pathlib import Path
 
 from metadisco.errors import UserError
+from metadisco.io import check_output_dir
+from metadisco.validate import INT32_MAX, check_seed, shorten
+
+# Timesteps may exceed int32 (they are not a size; the update count, checked in TrainConfig.validate, is);
+# 2**53 is where a float stops holding every integer.
+MAX_TIMESTEPS = 2**53
 
 
-def positive_int(name: str):
+def positive_int(name: str, hi: int = INT32_MAX):
+    """An argparse type: a positive integer up to `hi` (1e3 is accepted; NaN, inf and fractions are not)."""
+
     def parse(text: str) -> int:
         try:
-            value = float(text)
+            value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}") from None
-        if not value.is_integer() or value <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}")
+            try:
+                value = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {shorten(text)}") from None
+        if isinstance(value, float) and not value.is_integer() or value <= 0:  # NaN is not an integer
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {shorten(text)}")
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer up to {hi:,}, got {shorten(text)}")
         return int(value)
+
+    return parse
+
+
+def seed_int(name: str):
+    """An argparse type: a seed, 0 <= seed < 2**32 (see `metadisco.validate.check_seed`)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {shorten(text)}") from None
+        try:
+            return check_seed(name, value)
+        except UserError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
 
     return parse
 
@@ -28,11 +57,8 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
 
 
 def output_dir(path: str) -> Path:
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {path!r} is a file; give a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`)."""
+    return check_output_dir(path, "--out")
 
 
 def say(message: str) -> None:

@@ -3,7 +3,12 @@ write it as an objective file."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, output_dir, positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, output_dir, positive_int, say, seed_int
+
+# The fit grid holds points**2 values per array; 4001**2 float64s is 128 MB, already far finer than needed.
+MAX_POINTS = 4001
+# gplearn keeps every program of a generation in memory: a million is beyond any laptop's patience already.
+MAX_PROGRAMS = 1_000_000
 
 
 def add_parser(sub, name):
@@ -13,20 +18,23 @@ def add_parser(sub, name):
     p.add_argument("--method", choices=("parametric", "symbolic"), default="parametric")
     p.add_argument("--grid", choices=("log", "linear"), default="log",
                    help="fit over r = exp([-2, 2]) (log, REFERENCE §6) or r in [0.5, 1.5] (linear); A in [-8, 8]")
-    p.add_argument("--points", type=positive_int("--points"), default=41, help="grid points per axis (41)")
+    p.add_argument("--points", type=positive_int("--points", MAX_POINTS), default=41,
+                   help=f"grid points per axis (41, at most {MAX_POINTS})")
     p.add_argument("--weighted-by-env", metavar="ENV", default=None,
                    help="weight the fit by where (r, A) fall while training this objective on ENV (short run)")
-    p.add_argument("--collect-timesteps", type=positive_int("--collect-timesteps"), default=32_768,
+    p.add_argument("--collect-timesteps", type=positive_int("--collect-timesteps", MAX_TIMESTEPS), default=32_768,
                    help="env steps of that short run (default 32768)")
     p.add_argument("--progress", type=float, default=0.0, help="training progress n/N for TA-LPO drifts (0)")
-    p.add_argument("--population", type=positive_int("--population"), default=1000, help="symbolic: programs")
-    p.add_argument("--generations", type=positive_int("--generations"), default=15, help="symbolic: generations")
-    p.add_argument("--random-state", type=int, default=0, help="symbolic: gplearn's seed")
+    p.add_argument("--population", type=positive_int("--population", MAX_PROGRAMS), default=1000,
+                   help="symbolic: programs")
+    p.add_argument("--generations", type=positive_int("--generations", MAX_PROGRAMS), default=15,
+                   help="symbolic: generations")
+    p.add_argument("--random-state", type=seed_int("--random-state"), default=0, help="symbolic: gplearn's seed")
     p.add_argument("--log-r", action="store_true", help="symbolic: also offer log r as a variable")
     p.add_argument("--evaluate-on", metavar="ENV", default=None,
                    help="train original and distilled with the same seeds on ENV; report retained performance")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=4, help="seeds for --evaluate-on (4)")
-    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+    p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed for --evaluate-on (default: the preset's)")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
@@ -44,6 +52,15 @@ def run(args) -> int:
         raise UserError(f"--progress must be in [0, 1], got {args.progress}")
     if args.points < 5:
         raise UserError(f"--points must be at least 5, got {args.points}")
+    # Everything the user typed is checked before the first (long) step, and --out before any writing.
+    from metadisco.limits import check_trainer_fits
+    from metadisco.runs import resolve_config
+
+    if args.weighted_by_env:
+        resolve_config(args.weighted_by_env, None, args.overrides, args.collect_timesteps)
+    if args.evaluate_on:
+        check_trainer_fits(resolve_config(args.evaluate_on, None, args.overrides, args.timesteps), args.seeds,
+                           f"--seeds {args.seeds:,}")
     objective, meta, label, run_dir = resolve_input(args.objective)
     source = str(run_objective_file(run_dir)) if run_dir else args.objective
     out = output_dir(args.out)

@@ -3,7 +3,7 @@ tables and figures (DIR/eval.json, DIR/eval.md, DIR/curves_<env>.png, DIR/aggreg
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, positive_int, say, seed_int
 
 
 def _id_list(text: str) -> list[str]:
@@ -18,12 +18,12 @@ def add_parser(sub, name):
     p.add_argument("--envs", type=_id_list, default=None,
                    help="comma-separated env ids (see `metadisco envs`); ID@TIMESTEPS gives one env its own budget")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=8, help="seeds per method and env (default 8)")
-    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+    p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: each env's preset)")
     p.add_argument("--baselines", type=_id_list, default=["ppo"],
                    help="comma-separated built-in names or objective files (default: ppo)")
     p.add_argument("--preset", default=None, help="trainer preset for every env (default: chosen per env id)")
-    p.add_argument("--seed", type=int, default=0, help="base seed; the seed keys are split from it")
+    p.add_argument("--seed", type=seed_int("--seed"), default=0, help="base seed; the seed keys are split from it")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

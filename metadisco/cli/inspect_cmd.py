@@ -39,12 +39,13 @@ def describe_objective(objective, meta) -> dict:
 
 
 def run(args) -> int:
+    from metadisco.io import to_jsonable
     from metadisco.objectives.resolve import resolve_objective
 
     objective, meta = resolve_objective(args.objective)
     info = {"objective": args.objective, **describe_objective(objective, meta)}
-    if args.json:
-        print(json.dumps(info, indent=2))
+    if args.json:  # strict JSON: a non-finite number (none should reach here) is null, never NaN
+        print(json.dumps(to_jsonable(info), indent=2, allow_nan=False))
         return 0
     print(f"objective {args.objective}: {info['parameters']:,} meta-parameters")
     for slot, piece in info["pieces"].items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from metadisco.cli.common import add_set_option, say
 
 
@@ -17,6 +19,26 @@ def add_parser(sub, name):
     p.set_defaults(run=run)
 
 
+def check_run_dir(out: Path, resume: bool, writer: bool) -> None:
+    """Everything about --out that can be refused before the run is built (and before its first line of
+    progress): a non-empty directory without --resume, an unwritable one, and on --resume a damaged or
+    unreadable checkpoint, config.yaml or metrics.jsonl. The loop checks the same again as it starts."""
+    from metadisco.errors import UserError
+    from metadisco.io import check_output_dir, read_text, read_yaml
+    from metadisco.meta import checkpoint as ckpt_lib
+
+    if not resume and writer and out.is_dir() and any(out.iterdir()):
+        raise UserError(f"{out} is not empty; pass --resume to continue the run there, or choose a new --out")
+    if writer:  # a run never ends by failing to write
+        check_output_dir(out)
+    if resume:
+        ckpt_lib.latest(out / "checkpoints")
+        if (out / "config.yaml").exists():
+            read_yaml(out / "config.yaml")
+        if writer and (out / "metrics.jsonl").exists():
+            read_text(out / "metrics.jsonl", "metrics file")
+
+
 def run(args) -> int:
     from metadisco.meta import distributed as dist
 
@@ -29,6 +51,7 @@ def run(args) -> int:
     from metadisco.meta.loop import MetaRun
 
     config = load_config(args.config, args.overrides)
+    check_run_dir(Path(args.out), args.resume, dist.is_writer())
     meta_run = MetaRun(config, args.out, resume=args.resume)
     if dist.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "

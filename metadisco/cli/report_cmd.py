@@ -16,9 +16,11 @@ def run(args) -> int:
 
     from analysis.report import write_report
     from metadisco.errors import UserError
+    from metadisco.io import check_output_dir
 
     if not Path(args.run_dir).is_dir():
         raise UserError(f"no run directory {args.run_dir!r}")
+    check_output_dir(args.run_dir, "RUN_DIR")  # report.md is written there
     out = write_report(Path(args.run_dir))
     print(out)
     say(f"wrote {out}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metadisco.cli.common import add_set_option, output_dir, positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, output_dir, positive_int, say, seed_int
 
 
 def add_parser(sub, name):
@@ -12,10 +12,11 @@ def add_parser(sub, name):
     p.add_argument("--env", required=True, help="env id (see `metadisco envs`)")
     p.add_argument("--objective", default="ppo", help="built-in name (ppo, dpo) or an objective file")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=1)
-    p.add_argument("--timesteps", type=positive_int("--timesteps"), default=None,
+    p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: the preset's)")
     p.add_argument("--preset", default=None, help="trainer preset (default: chosen from the env id)")
-    p.add_argument("--seed", type=int, default=0, help="base seed; seed keys are split from it")
+    p.add_argument("--seed", type=seed_int("--seed"), default=0,
+                   help="base seed (0 <= seed < 2**32); seed keys are split from it")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
     p.set_defaults(run=run)
@@ -24,12 +25,14 @@ def add_parser(sub, name):
 def run(args) -> int:
     from metadisco.config import config_to_dict
     from metadisco.io import write_json
+    from metadisco.limits import check_trainer_fits
     from metadisco.objectives.resolve import resolve_objective
     from metadisco.runs import resolve_config, train_seeds
 
     config = resolve_config(args.env, args.preset, args.overrides, args.timesteps)
+    check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     objective, meta = resolve_objective(args.objective)
-    out = output_dir(args.out)
+    out = output_dir(args.out)  # before training: a run never ends by failing to write
     say(f"training {args.seeds} seed(s) of {args.objective} on {args.env}: {config.num_updates} updates of "
         f"{config.batch_size} steps (compiling first)")
     result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed)

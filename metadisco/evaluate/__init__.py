@@ -31,11 +31,15 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
     from metadisco.envs import split_budget
     from metadisco.errors import UserError
     from metadisco.evaluate import figures, summary
-    from metadisco.io import atomic_write_text, write_json
+    from metadisco.io import atomic_write_text, check_output_dir, write_json
+    from metadisco.limits import check_trainer_fits
     from metadisco.runs import resolve_config
+    from metadisco.validate import INT32_MAX, check_int, check_seed
 
     if num_seeds < 1:
         raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
+    check_int("--seeds", num_seeds, 1, INT32_MAX)
+    check_seed("--seed", seed)
     methods = resolve_methods(objective, baselines)
     if not envs:
         if not Path(objective).is_dir():
@@ -48,9 +52,9 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
         raise UserError(f"env {duplicates[0]!r} is given twice in --envs")
     # Check everything the user typed before the first (long) training call.
     configs = {env: resolve_config(env, preset, overrides, budget or timesteps) for env, budget in budgets}
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {str(out)!r} is a file; give a directory")
+    for env, config in configs.items():
+        check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
+    out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
 
     calls = len(group_methods(methods)) + 1  # +1: the random-policy reference
     results: dict[str, dict[str, MethodRun]] = {}

@@ -10,8 +10,10 @@ DIR/checkpoints/gen_NNNNNN.msgpack (NNNNNN = generations done) is flax msgpack (
      "config_sha256": digest of the resolved config, "sha256": digest of everything above}
 
 Written atomically; the two newest are kept. Every generation's keys derive from (base key, generation), so
-the ES state and the generation are enough to redo the rest exactly. A file that fails to parse or whose
-checksum or structure does not match is a `UserError` (a damaged checkpoint is never skipped silently).
+the ES state and the generation are enough to redo the rest exactly. A file that fails to parse, has no
+checksum or a wrong one, or lacks a field or has one of the wrong type or shape is a `UserError` saying it is
+damaged (a damaged checkpoint is never skipped silently). A file that cannot be *read* (permissions, a
+directory in its place) says so instead, and never advises deleting it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import numpy as np
 from flax import serialization
 
 from metadisco.errors import UserError
-from metadisco.io import atomic_write_bytes
+from metadisco.io import atomic_write_bytes, read_bytes
+from metadisco.validate import is_number, shorten
 
 FORMAT = "metadisco-meta-checkpoint"
 VERSION = 1
@@ -45,6 +48,9 @@ class Checkpoint:
     env_steps: int
     config_sha256: str
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+_EMPTY = Checkpoint(0, np.zeros(2, np.uint32), [], {}, 0, 0, "")
 
 
 def config_digest(config_yaml: str) -> str:
@@ -86,8 +92,9 @@ def list_checkpoints(directory: Path) -> list[Path]:
 def load(path: Path) -> Checkpoint:
     """Read and verify one checkpoint; any damage is a one-line `UserError`."""
     damaged = f"damaged checkpoint {path}"
+    data = read_bytes(path, "checkpoint")  # unreadable: "cannot read", not "damaged"
     try:
-        payload = serialization.msgpack_restore(path.read_bytes())
+        payload = serialization.msgpack_restore(data)
     except Exception as e:  # msgpack raises several types for truncated or foreign bytes
         raise UserError(f"{damaged} ({type(e).__name__}); delete it to resume from an older one") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -101,13 +108,50 @@ def load(path: Path) -> Checkpoint:
         ok = False
     if not ok:
         raise UserError(f"{damaged}: checksum mismatch; delete it to resume from an older one")
+    return _from_payload(payload, damaged)
+
+
+def _from_payload(payload: dict, damaged: str) -> Checkpoint:
+    """Every field present, of its type and range (a file can have a valid checksum over a wrong structure:
+    written by another version, or by hand)."""
+    def field_error(name: str, what: str) -> UserError:
+        return UserError(f"{damaged}: field {name!r} {what}; delete it to resume from an older one")
+
+    missing = [k for k in _body(_EMPTY) if k not in payload]
+    if missing:
+        raise field_error(missing[0], "is missing")
+
+    def count(name: str) -> int:
+        value = payload[name]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 2**62:
+            raise field_error(name, f"is {shorten(value)}, not a count")
+        return value
+
+    key = np.asarray(payload["key"]) if isinstance(payload["key"], np.ndarray) else None
+    if key is None or key.shape != (2,) or key.dtype != np.uint32:
+        raise field_error("key", "is not a uint32[2] PRNG key")
     leaves = payload["es_state"]
+    if not isinstance(leaves, dict) or set(leaves) != {str(i) for i in range(len(leaves))}:
+        raise field_error("es_state", "is not a numbered list of arrays")
+    es_leaves = [leaves[str(i)] for i in range(len(leaves))]
+    for i, leaf in enumerate(es_leaves):
+        if not isinstance(leaf, (np.ndarray, np.generic)) or leaf.dtype.kind not in "fiub":
+            raise field_error(f"es_state/{i}", "is not an array of numbers")
+    normalisers = payload["normalisers"]
+    if not isinstance(normalisers, dict) or not all(
+            isinstance(k, str) and is_number(v) and np.isfinite(v) for k, v in normalisers.items()):
+        raise field_error("normalisers", "is not a mapping of env ids to finite numbers")
+    extra = payload["extra"]
+    if not isinstance(extra, dict) or not all(isinstance(k, str) for k in extra) or any(
+            is_number(v) and not np.isfinite(v) for v in extra.values()):
+        raise field_error("extra", "is not a mapping of names to small facts with finite numbers")
+    if not isinstance(payload["config_sha256"], str):
+        raise field_error("config_sha256", "is not a digest")
     return Checkpoint(
-        generation=int(payload["generation"]), key=np.asarray(payload["key"]),
-        es_leaves=[np.asarray(leaves[str(i)]) for i in range(len(leaves))],
-        normalisers={k: float(v) for k, v in payload["normalisers"].items()},
-        metrics_lines=int(payload["metrics_lines"]), env_steps=int(payload["env_steps"]),
-        config_sha256=str(payload["config_sha256"]), extra=dict(payload.get("extra") or {}),
+        generation=count("generation"), key=key, es_leaves=[np.asarray(leaf) for leaf in es_leaves],
+        normalisers={k: float(v) for k, v in normalisers.items()}, metrics_lines=count("metrics_lines"),
+        env_steps=count("env_steps"), config_sha256=payload["config_sha256"],
+        extra=dict(extra),
     )
 
 

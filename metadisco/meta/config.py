@@ -21,6 +21,7 @@ Unknown and missing keys are `UserError`s naming the key and the known ones.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import types
 import typing
@@ -33,6 +34,8 @@ import yaml
 from metadisco.config import split_assignment
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.io import read_yaml
+from metadisco.safe_yaml import check_plain_data, load_value
+from metadisco.validate import check_float, check_int, shorten
 
 _REQUIRED = dataclasses.MISSING
 
@@ -127,48 +130,11 @@ class MetaConfig:
     validation: ValidationConfig = ValidationConfig()
 
     def validate(self) -> MetaConfig:
-        from metadisco.envs import check_env_id, split_budget
-        from metadisco.fitness import FITNESS_FNS
+        """Check every value once, where the config enters: names, types, finiteness, ranges, and sizes against
+        this machine's memory (`metadisco.meta.checks`); a `UserError` names the first bad key."""
+        from metadisco.meta.checks import check_meta_config
 
-        if not self.tasks:
-            raise UserError("config key tasks needs at least one task")
-        _check_tasks(self.tasks, "tasks")
-        _check_tasks(self.validation.tasks, "validation.tasks")
-        held_out = {check_env_id(split_budget(spec)[0]) for spec in self.held_out_envs}
-        train_envs, valid_envs = {t.env for t in self.tasks}, {t.env for t in self.validation.tasks}
-        for a, b, what in ((train_envs, held_out, "both a task and held out; held-out envs must not be "
-                                                             "trained on"),
-                           (valid_envs, held_out, "both a validation env and held out; held-out envs "
-                                                             "must not choose the objective"),
-                           (train_envs, valid_envs, "both a task and a validation env; validation needs envs the "
-                                                    "ES does not train on")):
-            overlap = sorted(set(a) & set(b))
-            if overlap:
-                raise UserError(f"env {overlap[0]!r} is {what}")
-        if self.normalise not in NORMALISERS:
-            raise unknown_name_error("normalise", self.normalise, NORMALISERS)
-        k = self.sampling.tasks_per_generation
-        if not 0 <= k <= len(self.tasks):
-            raise UserError(f"sampling.tasks_per_generation must be in 0..{len(self.tasks)} (the number of tasks; "
-                            f"0 = all), got {k}")
-        if self.validation.every <= 0:
-            raise UserError(f"validation.every must be a positive integer, got {self.validation.every}")
-        if self.validation.tasks and self.normalise != "paired":
-            raise UserError("validation needs normalise: paired (validation scores are relative to PPO)")
-        if self.fitness not in FITNESS_FNS:
-            raise unknown_name_error("fitness", self.fitness, list(FITNESS_FNS))
-        for name in ("generations",):
-            if getattr(self, name) < 0:
-                raise UserError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("eval_every", "checkpoint_every", "baseline_seeds"):
-            if getattr(self, name) <= 0:
-                raise UserError(f"{name} must be a positive integer, got {getattr(self, name)}")
-        from metadisco.meta.start import STARTS
-
-        if self.start not in STARTS:
-            raise unknown_name_error("start", self.start, STARTS)
-        if self.strategy.population_size <= 0:
-            raise UserError(f"strategy.population_size must be positive, got {self.strategy.population_size}")
+        check_meta_config(self)
         return self
 
     def to_dict(self) -> dict:
@@ -185,17 +151,6 @@ class MetaConfig:
 
 
 _DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig()}
-
-
-def _check_tasks(tasks, where: str) -> None:
-    from metadisco.envs import check_env_id
-
-    for i, task in enumerate(tasks):
-        check_env_id(task.env)
-        if not task.lifetimes or min(task.lifetimes) <= 0 or task.seeds <= 0:
-            raise UserError(f"{where}.{i}: timesteps and seeds must be positive, got {task.timesteps}, {task.seeds}")
-        if len(set(task.lifetimes)) != len(task.lifetimes):
-            raise UserError(f"{where}.{i}: timesteps lists {task.lifetimes}, with repeats; list each length once")
 
 
 def _to_plain(value):
@@ -230,34 +185,29 @@ def _coerce(value: Any, annotation: Any, path: str) -> Any:
         if value is None:
             value = []
         if not isinstance(value, (list, tuple)):
-            raise UserError(f"config key {path} must be a list, got {value!r}")
+            raise UserError(f"config key {path} must be a list, got {shorten(value)}")
         return tuple(_coerce(v, inner, f"{path}.{i}") for i, v in enumerate(value))
     if origin is dict:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise UserError(f"config key {path} must be a mapping, got {value!r}")
+            raise UserError(f"config key {path} must be a mapping, got {shorten(value)}")
         return dict(value)
     if annotation is bool:
         if isinstance(value, bool):
             return value
-        raise UserError(f"config key {path} must be true or false, got {value!r}")
+        raise UserError(f"config key {path} must be true or false, got {shorten(value)}")
     if annotation is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
-            raise UserError(f"config key {path} must be an integer, got {value!r}")
-        return int(value)
+        # .inf and .nan are floats to YAML; int() of them would raise OverflowError / ValueError.
+        return check_int(f"config key {path}", value)
     if annotation is float:
         if isinstance(value, str):
-            try:
-                return float(value)  # YAML reads 1e-3 (no dot) as a string
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UserError(f"config key {path} must be a number, got {value!r}")
-        return float(value)
+            with contextlib.suppress(ValueError):
+                value = float(value)  # YAML reads 1e-3 (no dot) as a string
+        return check_float(f"config key {path}", value)
     if annotation is str:
         if not isinstance(value, str):
-            raise UserError(f"config key {path} must be a string, got {value!r}")
+            raise UserError(f"config key {path} must be a string, got {shorten(value)}")
         return value
     return value
 
@@ -265,7 +215,7 @@ def _coerce(value: Any, annotation: Any, path: str) -> Any:
 def _from_dict(cls, data: Any, path: str):
     prefix = f"{path}." if path else ""
     if not isinstance(data, dict):
-        raise UserError(f"config key {path or '(top level)'} must be a mapping, got {data!r}")
+        raise UserError(f"config key {path or '(top level)'} must be a mapping, got {shorten(data)}")
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in fields(cls)}
     for key in data:
@@ -284,14 +234,15 @@ def _from_dict(cls, data: Any, path: str):
 def _set_path(data: dict, key: str, value: Any) -> None:
     """Set `data[a][b][0]...` for key 'a.b.0...'; intermediate keys must exist except the last."""
     parts = key.split(".")
+    key = shorten(key).strip("'")  # for messages
     node = data
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
-        where = ".".join(parts[:depth]) or "(top level)"
+        where = shorten(".".join(parts[:depth])).strip("'") or "(top level)"
         if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
+            if not (part.isascii() and part.isdigit()) or len(part) > 9 or int(part) >= len(node):
                 raise UserError(f"--set {key}: {where} is a list of {len(node)} entries; "
-                                f"use an index 0..{len(node) - 1}, got {part!r}")
+                                f"use an index 0..{len(node) - 1}, got {shorten(part)}")
             index = int(part)
             if last:
                 node[index] = value
@@ -312,22 +263,21 @@ def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> Meta
     """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
     import copy
 
+    check_plain_data(data, "the config")  # before the deep copy: aliases of aliases expand there
     data = copy.deepcopy(data) if data is not None else {}
     if not isinstance(data, dict):
         raise UserError("a meta-training config must be a YAML mapping at the top level")
     for item in overrides:
         key, text = split_assignment(item)
-        try:
-            value = yaml.safe_load(text) if text else None
-        except yaml.YAMLError:
-            value = text
+        value = load_value(text, f"--set {key}") if text else None
         _set_path(data, key, value)
+    check_plain_data(data, "the config with its --set values")
     return _from_dict(MetaConfig, data, "").validate()
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
     """Read a YAML config file; a missing or unparsable file is a `UserError`."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"no config file {str(path)!r}")
     return parse_config(read_yaml(path), overrides)

@@ -389,9 +389,25 @@ class MetaRun:
             os.fsync(f.fileno())
 
     def _truncate_metrics(self, lines: int) -> None:
-        """Keep the first `lines` lines (those the checkpoint accounts for): a resumed run rewrites the rest."""
+        """Keep the first `lines` lines (those the checkpoint accounts for): a resumed run rewrites the rest.
+
+        A line without its newline was cut off mid-write (a torn file): it is dropped and said, never kept
+        for the next record to be appended onto. If the torn line was one the checkpoint counts, its record
+        is lost; a placeholder with null figures and `"lost": true` keeps one line per generation."""
+        from metadisco.io import read_text
+
         path = self.out / "metrics.jsonl"
-        kept = path.read_text().splitlines(keepends=True)[:lines] if path.is_file() else []
+        text = read_text(path, "metrics file") if path.exists() else ""
+        kept = text.splitlines(keepends=True)
+        if kept and not kept[-1].endswith("\n"):
+            torn = kept.pop()
+            lost = len(kept) < lines
+            self._say(f"{path}: dropped a partial last line ({len(torn.encode())} bytes, cut off mid-write)"
+                      + (f"; the record of generation {len(kept)} is lost, a placeholder stands in" if lost else ""))
+            if lost:
+                kept.append(json.dumps({"generation": len(kept), "fitness_mean": None, "fitness_max": None,
+                                        "seconds": None, "lost": True}) + "\n")
+        kept = kept[:lines]
         if len(kept) < lines:
             raise UserError(f"{path} has {len(kept)} lines but the checkpoint counts {lines}; it was damaged")
         atomic_write_text(path, "".join(kept))
@@ -511,9 +527,9 @@ class MetaRun:
         if bar is not None:
             bar.close()
         if self.writer:
-            self._write_summary(extra, env_steps)
+            self._write_summary(extra, env_steps, max(start, config.generations))
             self._plot()
-        return RunResult(config.generations, extra.get("fitness_of_initial_mean"), final,
+        return RunResult(max(start, config.generations), extra.get("fitness_of_initial_mean"), final,
                          dist.to_host(self._mean(es_state)), self.timing, extra.get("best_generation"),
                          extra.get("best_validation"), extra.get("fitness_of_best"))
 
@@ -554,8 +570,13 @@ class MetaRun:
         return tqdm(total=self.config.generations, initial=start, desc="meta-train", unit="gen", file=sys.stderr,
                     dynamic_ncols=True)
 
-    def _write_summary(self, extra: dict, env_steps: int) -> None:
-        summary = {"generations": self.config.generations, "env_steps": env_steps,
+    def _write_summary(self, extra: dict, env_steps: int, done: int) -> None:
+        """summary.json, rewritten to match what was done: a resume with fewer generations than the checkpoint
+        has done changes nothing, and the summary says the checkpoint's count, not the request."""
+        if done > self.config.generations:
+            self._say(f"the run in {self.out} has done {done} generations, more than generations="
+                      f"{self.config.generations}: nothing to do")
+        summary = {"generations": done, "env_steps": env_steps,
                    "fitness_of_initial_mean": extra.get("fitness_of_initial_mean"),
                    "fitness_of_final_mean": extra.get("fitness_of_final_mean"),
                    "normalisers": self.normalisers_by_env, "objective": "objective.msgpack"}
@@ -570,7 +591,12 @@ class MetaRun:
 
     def _plot(self) -> None:
         path = self.out / "metrics.jsonl"
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
+        lines = []
+        for text in path.read_text().splitlines() if path.is_file() else []:
+            try:  # the figure is a convenience: a line damaged outside this run is left out of it, not fatal
+                lines.append(json.loads(text))
+            except json.JSONDecodeError:
+                continue
         if not lines:
             return
         atomic_write_bytes(self.out / "meta_curve.png", plot_curve(lines, self.config.fitness))

@@ -35,6 +35,7 @@ def dpo_drift(ratio: jax.Array, advantage: jax.Array, alpha: float = 2.0, beta: 
 @dataclass(frozen=True)
 class PPODrift(Piece):
     eps: float = 0.2
+    positive_options = ("eps",)
 
     def __call__(self, meta, ratio, advantage, progress: Progress):
         del meta, progress
@@ -46,6 +47,7 @@ class PPODrift(Piece):
 class DPODrift(Piece):
     alpha: float = 2.0
     beta: float = 0.6
+    positive_options = ("alpha", "beta")  # the soft hinges divide by them
 
     def __call__(self, meta, ratio, advantage, progress: Progress):
         del meta, progress

@@ -43,11 +43,19 @@ import sympy
 
 from metadisco.errors import UserError
 from metadisco.objectives.registry import DRIFTS, Piece, Progress
+from metadisco.validate import shorten
 
 R = sympy.Symbol("r", positive=True)
 A = sympy.Symbol("A", real=True)
 VARIABLES = {"r": R, "A": A}
 MAX_LENGTH = 4000  # characters: a distilled expression is far shorter; bounds parsing work
+# Bounds checked on the syntax tree before any symbolic work: sympy's exact arithmetic and simplification
+# take time that grows with the size and depth of the expression and, for integer powers, with the exponent
+# ((r - 1)**2 * (r + 2)**1000000000 hangs in expansion). A distilled drift has tens of nodes and small powers;
+# float32 overflows beyond |x|**64 for any |x| > 4 anyway.
+MAX_NODES = 400
+MAX_DEPTH = 100
+MAX_EXPONENT = 64
 
 _relu = lambda x: sympy.Max(0, x)
 _clip = lambda x, lo, hi: sympy.Min(sympy.Max(x, lo), hi)
@@ -73,16 +81,17 @@ def normalize_constants(constants: Any) -> tuple[tuple[str, float], ...]:
     out = {}
     for pair in pairs:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise UserError(f"expression constants must be (name, value) pairs, got {pair!r}")
+            raise UserError(f"expression constants must be (name, value) pairs, got {shorten(pair)}")
         name, value = pair
         if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) or name in RESERVED:
-            raise UserError(f"bad constant name {name!r}: use an identifier other than r, A and the function names")
+            raise UserError(f"bad constant name {shorten(name)}: use an identifier other than r, A and the "
+                            "function names")
         if name in out:
             raise UserError(f"constant {name!r} is given twice")
         try:
             value = float(value)
         except (TypeError, ValueError):
-            raise UserError(f"constant {name!r} must be a number, got {value!r}") from None
+            raise UserError(f"constant {name!r} must be a number, got {shorten(value)}") from None
         if not math.isfinite(value):
             raise UserError(f"constant {name!r} must be finite, got {value}")
         out[name] = value
@@ -120,6 +129,9 @@ class _Builder:
             raise self.error(node, f"unknown name {node.id!r}{hint}")
         if isinstance(node, ast.BinOp):
             left, right = self.build(node.left), self.build(node.right)
+            if isinstance(node.op, ast.Pow):
+                _check_exponent(right, node, self)
+                return _checked_power(left ** right, node, self)
             if type(node.op) in _BINARY:
                 return _BINARY[type(node.op)](left, right)
             if isinstance(node.op, ast.BitAnd):
@@ -176,6 +188,32 @@ class _Builder:
         return fn(*args)
 
 
+def _check_exponent(exponent, node, builder) -> None:
+    """Refuse a numeric exponent beyond +-MAX_EXPONENT before sympy computes the power."""
+    if exponent.is_Number and abs(exponent) > MAX_EXPONENT:
+        raise builder.error(node, f"exponent {sympy.sstr(exponent)[:40]} is beyond +-{MAX_EXPONENT}")
+
+
+def _checked_power(power, node, builder):
+    # sympy merges powers of powers, (r**8)**16 = r**128: check the exponent it ends with too.
+    if isinstance(power, sympy.Pow):
+        _check_exponent(power.exp, node, builder)
+    return power
+
+
+def _check_size(tree: ast.AST) -> None:
+    """Refuse syntax trees with more than MAX_NODES nodes or deeper than MAX_DEPTH (walked without recursion)."""
+    count, stack = 0, [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise UserError(f"expression: more than {MAX_NODES} syntax nodes; a drift is far smaller")
+        if depth > MAX_DEPTH:
+            raise UserError(f"expression: nested deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
 def parse_expression(text: str, constant_names=()) -> sympy.Basic:
     """The sympy expression of `text` over r, A and the named constants (as symbols); bad text is a UserError."""
     if not isinstance(text, str) or not text.strip():
@@ -185,9 +223,10 @@ def parse_expression(text: str, constant_names=()) -> sympy.Basic:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
-        raise UserError(f"expression: syntax error at column {e.offset or 1}: {text.strip()!r}") from None
+        raise UserError(f"expression: syntax error at column {e.offset or 1}: {shorten(text.strip())}") from None
     except (RecursionError, MemoryError, ValueError):
         raise UserError("expression: too deeply nested or malformed") from None
+    _check_size(tree)
     try:
         expr = _Builder(constant_names).build(tree)
     except RecursionError:
@@ -195,7 +234,7 @@ def parse_expression(text: str, constant_names=()) -> sympy.Basic:
     except UserError:
         raise
     except (TypeError, ValueError) as e:  # sympy refusing e.g. a comparison used as a number
-        raise UserError(f"expression: {e}") from None
+        raise UserError(f"expression: {shorten(str(e), 200)}") from None
     if isinstance(expr, sympy.logic.boolalg.Boolean) and not isinstance(expr, sympy.Piecewise):
         raise UserError("expression: the whole expression is a condition, not a number")
     return expr
@@ -213,9 +252,12 @@ def _compile(expr) -> Callable[[dict, Any], Any]:
     if isinstance(expr, sympy.Symbol):
         return lambda env, xp: env[expr]
     if expr.is_Number or isinstance(expr, sympy.NumberSymbol):
-        value = float(expr)
+        try:
+            value = float(expr)
+        except OverflowError:  # an exact integer beyond float range
+            value = math.inf
         if not math.isfinite(value):
-            raise UserError(f"expression: contains the non-finite number {expr}")
+            raise UserError(f"expression: contains the non-finite number {shorten(str(expr)).strip(chr(39))}")
         return lambda env, xp: value
     if isinstance(expr, sympy.Piecewise):
         pairs = [(_compile(value), _compile(cond)) for value, cond in expr.args]
@@ -262,7 +304,7 @@ def _compile(expr) -> Callable[[dict, Any], Any]:
     if isinstance(expr, sympy.Not):
         (f,) = args
         return lambda env, xp: xp.logical_not(f(env, xp))
-    raise UserError(f"expression: cannot compile {type(expr).__name__} ({expr})")
+    raise UserError(f"expression: cannot compile {type(expr).__name__} ({shorten(str(expr))})")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -298,7 +340,7 @@ def check_valid_at_one(expr, fn, text: str) -> None:
         worst = int(np.nanargmax(np.where(np.isfinite(at_one), np.abs(at_one), np.inf)))
         if smooth_nonzero or not np.isfinite(at_one).all() or np.abs(at_one[worst]) > 1e-9 * scale:
             shown = value if value is not None else f"{at_one[worst]:.4g} at A = {a[worst]:.3g}"
-            raise UserError(f"expression {text!r} is not 0 at r = 1: drift(1, A) = {shown}; a drift must vanish "
+            raise UserError(f"expression {shorten(text)} is not 0 at r = 1: drift(1, A) = {shown}; a drift must vanish "
                             "when the policy does not move")
     # Slope: one-sided difference quotients on each side, Richardson-extrapolated (error O(h^2)).
     h = 1e-4
@@ -317,12 +359,13 @@ def check_valid_at_one(expr, fn, text: str) -> None:
             smooth = not expr.has(*_SMOOTH_BREAKERS)
             shown = _symbolic(sympy.diff(expr, R).subs(R, 1)) if smooth else None
             where = "right" if side > 0 else "left"
-            raise UserError(f"expression {text!r} has a non-zero slope at r = 1"
+            raise UserError(f"expression {shorten(text)} has a non-zero slope at r = 1"
                             + (f": d drift / d r (1, A) = {shown}" if shown is not None else "")
                             + f" ({where} slope {slope[i]:.4g} at A = {a[i]:.3g}); a drift must be flat at r = 1")
     derivative = None if expr.has(*_SMOOTH_BREAKERS) else _symbolic(sympy.diff(expr, R).subs(R, 1))
     if derivative is not None and derivative.is_Number and derivative != 0:
-        raise UserError(f"expression {text!r} has a non-zero slope at r = 1: d drift / d r (1, A) = {derivative}")
+        raise UserError(f"expression {shorten(text)} has a non-zero slope at r = 1: "
+                        f"d drift / d r (1, A) = {derivative}")
 
 
 @DRIFTS.register("expression")
@@ -338,8 +381,13 @@ class ExpressionDrift(Piece):
         names = [name for name, _ in self.constants]
         symbolic = parse_expression(self.expression, names)
         expr = symbolic.subs({sympy.Symbol(n, real=True): sympy.Float(v) for n, v in self.constants})
+        for power in expr.atoms(sympy.Pow):  # a constant used as an exponent is known only now
+            if power.exp.is_Number and abs(power.exp) > MAX_EXPONENT:
+                raise UserError(f"expression {shorten(self.expression)}: exponent {sympy.sstr(power.exp)[:40]} "
+                                f"is beyond +-{MAX_EXPONENT}")
         if not expr.free_symbols <= {R, A}:
-            raise UserError(f"expression {self.expression!r}: unknown names {sorted(map(str, expr.free_symbols))}")
+            raise UserError(f"expression {shorten(self.expression)}: unknown names "
+                            f"{sorted(map(str, expr.free_symbols))}")
         fn = _compile(expr)
         check_valid_at_one(expr, fn, self.expression)
         # Not dataclass fields: equality, hashing and the spec see only `expression` and `constants`.

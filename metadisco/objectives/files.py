@@ -7,9 +7,11 @@ The file is msgpack (flax.serialization, no pickle, so loading a file from someo
      "meta": {slot: nested dicts of arrays},  # the meta-parameter pytree, float32 arrays
      "sha256": hex digest of msgpack({"spec": spec, "meta": meta})}   # catches damage inside array bytes
 
-It is written atomically (temporary name, fsync, rename). Loading checks the format, the version, the
-checksum, that every kind is known and that the meta-parameters have exactly the structure and shapes the
-spec implies; anything else is a one-line `UserError`.
+It is written atomically (temporary name, fsync, rename). Loading checks the size, the format, the version,
+the checksum (required: a file without one is refused), that every kind is known with options of the right
+types and sizes, and that the meta-parameters have exactly the structure and shapes the spec implies and are
+finite numbers; anything else is a one-line `UserError`. A file that cannot be read is "cannot read", never
+"damaged".
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ import numpy as np
 from flax import serialization
 
 from metadisco.errors import UserError
-from metadisco.io import atomic_write_bytes
+from metadisco.io import atomic_write_bytes, os_error, read_bytes
 from metadisco.objectives.objective import Objective
 
 FORMAT = "metadisco-objective"
 VERSION = 1
+# The largest objective has MAX_META_PARAMETERS float32s per piece (metadisco.limits), three pieces.
+MAX_FILE_BYTES = 3 * 4 * 2**24 + 2**20
 
 
 def _plain(value: Any) -> Any:
@@ -81,10 +85,17 @@ def check_meta(objective: Objective, meta: Any, source: str = "meta-parameters")
             if not isinstance(got, dict) or got:
                 raise UserError(f"{source} do not match the objective's spec: {path!r} should be empty")
             continue
+        if isinstance(got, dict) or np.asarray(got).dtype.kind not in "fiu":
+            raise UserError(f"{source} do not match the objective's spec: {path!r} is not an array of numbers")
         shape = np.shape(got)
         if shape != want.shape:
             raise UserError(f"{source} do not match the objective's spec: {path!r} has shape {shape}, "
                             f"expected {tuple(want.shape)}")
+        values = np.asarray(got, np.float64)
+        if not np.isfinite(values).all():
+            bad = values[~np.isfinite(values)][0]
+            raise UserError(f"{source}: {path!r} holds {int(np.sum(~np.isfinite(values))):,} non-finite "
+                            f"value(s) (first: {bad}); meta-parameters must be finite numbers")
     return jax.tree.map(lambda want, got: jnp.asarray(got, want.dtype), objective.zero_meta(), meta)
 
 
@@ -124,13 +135,14 @@ def objective_from_bytes(data: bytes, source: str = "objective file") -> tuple[O
     if not isinstance(spec, dict) or not isinstance(meta, dict):
         raise UserError(f"{source} is damaged: it lacks its 'spec' or 'meta' mapping")
     digest = payload.get("sha256")
-    if digest is not None:
-        try:
-            actual = _checksum(spec, meta)
-        except Exception:
-            actual = None
-        if actual != digest:
-            raise UserError(f"{source} is damaged: its checksum does not match its contents")
+    if not isinstance(digest, str):
+        raise UserError(f"{source} is damaged or was not written by metadisco: it has no checksum (sha256)")
+    try:
+        actual = _checksum(spec, meta)
+    except Exception:  # msgpack cannot re-serialise what it read: damaged either way
+        actual = None
+    if actual != digest:
+        raise UserError(f"{source} is damaged: its checksum does not match its contents")
     try:
         objective = Objective.from_spec(spec)
     except UserError as e:
@@ -143,10 +155,14 @@ def objective_from_bytes(data: bytes, source: str = "objective file") -> tuple[O
 def load_objective(path: str | os.PathLike) -> tuple[Objective, dict]:
     """Read an objective file -> (objective, meta_params); a missing or bad file is a one-line `UserError`."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"no objective file {str(path)!r}")
     try:
-        data = path.read_bytes()
+        size = path.stat().st_size
     except OSError as e:
-        raise UserError(f"cannot read objective file {str(path)!r}: {e.strerror}") from None
+        raise os_error(e, "read objective file", path) from None
+    if size > MAX_FILE_BYTES:
+        raise UserError(f"objective file {str(path)!r} is {size:,} bytes; an objective file is at most "
+                        f"{MAX_FILE_BYTES:,} (see metadisco.limits)")
+    data = read_bytes(path, "objective file")
     return objective_from_bytes(data, f"objective file {str(path)!r}")

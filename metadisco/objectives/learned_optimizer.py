@@ -53,6 +53,7 @@ class LearnedOptimizer(Piece):
     hidden: tuple[int, ...] = (16, 16)
     betas: tuple[float, ...] = OPEN_BETAS
     eps: float = 1e-5  # Adam's, as the `adam` optimiser
+    positive_options = ("eps",)
 
     def __post_init__(self):
         object.__setattr__(self, "hidden", check_hidden_sizes(self.hidden, "optimizer 'learned'"))

@@ -70,6 +70,7 @@ class LPODrift(Piece):
 
     hidden: int = 128
     eps: float = 0.2  # the PPO drift it is a residual around
+    positive_options = ("eps",)
 
     def __post_init__(self):
         _check_hidden(self.hidden, "lpo")
@@ -92,6 +93,7 @@ class TALPODrift(Piece):
     hidden: int = 128
     eps: float = 0.2
     horizon: bool = True  # include the log(N) x features
+    positive_options = ("eps",)
 
     def __post_init__(self):
         _check_hidden(self.hidden, "talpo")

@@ -11,6 +11,7 @@ from typing import Any
 
 from metadisco.errors import UserError
 from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Piece
+from metadisco.validate import shorten
 
 PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OPTIMIZERS}
 
@@ -35,13 +36,17 @@ class Objective:
     @classmethod
     def from_spec(cls, spec: dict[str, dict]) -> Objective:
         """Build from `to_spec()`'s form; missing slots take the defaults, unknown slots are errors."""
-        unknown = sorted(set(spec) - set(PIECE_REGISTRIES))
+        unknown = sorted(set(spec) - set(PIECE_REGISTRIES), key=str)
         if unknown:
-            raise UserError(f"unknown objective slot {unknown[0]!r}; slots: drift, value_loss, optimizer")
+            raise UserError(f"unknown objective slot {shorten(unknown[0])}; slots: drift, value_loss, optimizer")
         pieces = {}
         for slot, piece_spec in spec.items():
-            if not isinstance(piece_spec, dict) or "kind" not in piece_spec:
-                raise UserError(f"objective slot {slot!r} needs a mapping with a 'kind', got {piece_spec!r}")
+            if not isinstance(piece_spec, dict) or not isinstance(piece_spec.get("kind"), str):
+                raise UserError(f"objective slot {slot!r} needs a mapping with a 'kind' name, got "
+                                f"{shorten(piece_spec)}")
+            bad = [k for k in piece_spec if not isinstance(k, str)]
+            if bad:
+                raise UserError(f"objective slot {slot!r} has an option named {shorten(bad[0])}, not a name")
             options = {k: tuple(v) if isinstance(v, list) else v for k, v in piece_spec.items() if k != "kind"}
             pieces[slot] = PIECE_REGISTRIES[slot].make(piece_spec["kind"], **options)
         return cls(**pieces)

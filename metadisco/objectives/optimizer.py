@@ -17,6 +17,7 @@ from metadisco.objectives.registry import OPTIMIZERS, Piece
 @dataclass(frozen=True)
 class Adam(Piece):
     eps: float = 1e-5  # PureJaxRL's setting
+    positive_options = ("eps",)
 
     def make(self, meta, learning_rate, max_grad_norm: float, total_steps: int) -> optax.GradientTransformation:
         del meta, total_steps

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import jax
 
 from metadisco.errors import UserError, unknown_name_error
+from metadisco.validate import shorten
 
 
 class Progress(NamedTuple):
@@ -47,13 +48,18 @@ class Registry:
 
     def make(self, name: str, **options: Any):
         """An instance of piece `name` with `options`; unknown options are a `UserError`."""
+        from metadisco.limits import check_meta_parameters
+        from metadisco.objectives.options import check_options, meta_parameter_count
+
         cls = self.get(name)
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise UserError(f"{self.kind} {name!r} has no option {unknown[0]!r}; "
+            raise UserError(f"{self.kind} {name!r} has no option {shorten(unknown[0])}; "
                             f"options: {', '.join(sorted(known)) or 'none'}")
-        return cls(**options)
+        piece = cls(**check_options(f"{self.kind} {name!r}", cls, options))
+        check_meta_parameters(meta_parameter_count(piece), f"{self.kind} {name!r}")
+        return piece
 
 
 DRIFTS = Registry("drift")
@@ -65,6 +71,7 @@ class Piece:
     """Base of every objective piece: handcrafted by default (no meta-parameters)."""
 
     name = "?"
+    positive_options: tuple[str, ...] = ()  # float options that must be > 0 (checked when the piece is made)
 
     def zero_meta(self) -> dict:
         """The meta-parameters at which this piece equals its handcrafted baseline (the ES's start)."""

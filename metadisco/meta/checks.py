@@ -1,0 +1,122 @@
+"""Every value of a meta-training config, checked once where the config enters (`MetaConfig.validate`).
+
+Names (envs, fitness, start, objective pieces), types, finiteness (`NaN` fails every comparison, so it is
+tested for first), ranges, and sizes against this machine's memory: population x seeds training runs per
+task, and population x meta-parameters. Each failure is a one-line `UserError` naming the key.
+"""
+
+from __future__ import annotations
+
+from metadisco.errors import UserError, unknown_name_error
+from metadisco.limits import check_population_fits, check_trainer_fits
+from metadisco.validate import INT32_MAX, check_finite_tree, check_float, check_int, check_seed
+
+# Generation g's keys are fold_in(key, g); the streams 2**31 - 3 .. 2**31 - 1 are reserved for evaluation,
+# start point and initialisation (meta/loop.py), so generations stay far below them.
+MAX_GENERATIONS = 1_000_000_000
+
+
+def check_meta_config(config) -> None:
+    from metadisco.envs import check_env_id, split_budget
+    from metadisco.fitness import FITNESS_FNS
+    from metadisco.meta.start import STARTS
+
+    if not config.tasks:
+        raise UserError("config key tasks needs at least one task")
+    population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
+    _check_tasks(config.tasks, "tasks", population)
+    _check_tasks(config.validation.tasks, "validation.tasks", 2)
+    held_out = {check_env_id(split_budget(spec)[0]) for spec in config.held_out_envs}
+    train_envs, valid_envs = {t.env for t in config.tasks}, {t.env for t in config.validation.tasks}
+    for a, b, what in ((train_envs, held_out, "both a task and held out; held-out envs must not be trained on"),
+                       (valid_envs, held_out, "both a validation env and held out; held-out envs must not choose "
+                                              "the objective"),
+                       (train_envs, valid_envs, "both a task and a validation env; validation needs envs the ES "
+                                                "does not train on")):
+        overlap = sorted(set(a) & set(b))
+        if overlap:
+            raise UserError(f"env {overlap[0]!r} is {what}")
+    from metadisco.meta.config import NORMALISERS
+
+    if config.normalise not in NORMALISERS:
+        raise unknown_name_error("normalise", config.normalise, NORMALISERS)
+    k = config.sampling.tasks_per_generation
+    if not 0 <= k <= len(config.tasks):
+        raise UserError(f"sampling.tasks_per_generation must be in 0..{len(config.tasks)} (the number of tasks; "
+                        f"0 = all), got {k}")
+    check_int("validation.every", config.validation.every, 1, INT32_MAX)
+    if config.validation.tasks and config.normalise != "paired":
+        raise UserError("validation needs normalise: paired (validation scores are relative to PPO)")
+    if config.fitness not in FITNESS_FNS:
+        raise unknown_name_error("fitness", config.fitness, list(FITNESS_FNS))
+    if config.generations < 0:
+        raise UserError(f"generations must be >= 0, got {config.generations}")
+    check_int("generations", config.generations, 0, MAX_GENERATIONS)
+    check_seed("seed", config.seed)
+    for name in ("eval_every", "checkpoint_every", "baseline_seeds"):
+        if getattr(config, name) <= 0:
+            raise UserError(f"{name} must be a positive integer, got {getattr(config, name)}")
+        check_int(name, getattr(config, name), 1, INT32_MAX)
+    if config.start not in STARTS:
+        raise unknown_name_error("start", config.start, STARTS)
+    check_float("start_scale", config.start_scale, 0.0)
+    _check_strategy(config.strategy)
+    meta_parameters = _objective_size(config.objective)
+    check_population_fits(population, meta_parameters, f"strategy.population_size {population:,}")
+
+
+def _check_tasks(tasks, where: str, runs_per_seed: int) -> None:
+    """Env ids, seeds, baselines and every training length of each task; each length's trainer config is
+    resolved now (not when its turn comes to compile) and checked against memory."""
+    from metadisco.envs import check_env_id
+    from metadisco.runs import resolve_config
+
+    for i, task in enumerate(tasks):
+        check_env_id(task.env)
+        lifetimes = task.lifetimes
+        if not lifetimes or min(lifetimes) <= 0 or task.seeds <= 0:
+            raise UserError(f"{where}.{i}: timesteps and seeds must be positive, got {task.timesteps}, {task.seeds}")
+        if len(set(lifetimes)) != len(lifetimes):
+            raise UserError(f"{where}.{i}: timesteps lists {lifetimes}, with repeats; list each length once")
+        check_int(f"{where}.{i}.seeds", task.seeds, 1, INT32_MAX)
+        if task.baseline is not None:
+            baseline = check_float(f"{where}.{i}.baseline", task.baseline)
+            if baseline == 0:
+                raise UserError(f"{where}.{i}.baseline divides the fitness, so it must not be 0")
+        for timesteps in lifetimes:
+            try:
+                train_config = resolve_config(task.env, task.preset, task.overrides(), timesteps)
+            except UserError as e:
+                raise UserError(f"{where}.{i} ({task.env}): {e}") from None
+            check_trainer_fits(train_config, runs_per_seed * task.seeds,
+                               f"{where}.{i}: {runs_per_seed:,} members x seeds {task.seeds:,}")
+
+
+def _check_strategy(s) -> None:
+    if s.sigma_init is not None:
+        check_float("strategy.sigma_init", s.sigma_init, 0.0, lo_open=True)
+    check_float("strategy.sigma_decay", s.sigma_decay, 0.0, 1.0, lo_open=True)
+    check_float("strategy.sigma_limit", s.sigma_limit, 0.0)
+    if s.lr is not None:
+        check_float("strategy.lr", s.lr, 0.0, lo_open=True)
+    check_float("strategy.lr_decay", s.lr_decay, 0.0, 1.0, lo_open=True)
+    check_float("strategy.lr_limit", s.lr_limit, 0.0)
+    check_finite_tree("strategy.settings", s.settings)
+
+
+def _objective_size(spec) -> int:
+    """Build the objective from its spec (kinds, options and sizes are checked there); its meta-parameter
+    count, from shapes alone (nothing is allocated)."""
+    import jax
+    import numpy as np
+
+    from metadisco.objectives import Objective
+
+    if not isinstance(spec, dict):
+        raise UserError(f"config key objective must be a mapping of slots, got {type(spec).__name__}")
+    try:
+        objective = Objective.from_spec(spec)
+    except UserError as e:
+        raise UserError(f"objective: {e}") from None
+    shapes = jax.eval_shape(objective.zero_meta)
+    return int(sum(np.prod(x.shape, dtype=np.int64) for x in jax.tree.leaves(shapes)))

@@ -1,0 +1,104 @@
+"""The validation boundary for numbers: every number that enters metadisco (command line, `--set`, YAML
+configs, objective files, checkpoints) is checked here, once, where it enters.
+
+Each check raises a one-line `UserError` that names the key, echoes the value (shortened, so a 5 MB value is
+not printed whole) and says what would be right. `NaN` fails every comparison, so range checks written as
+`x <= 0` let it through; the checks here test finiteness first.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from metadisco.errors import UserError
+
+ECHO_CHARS = 60  # characters of a bad value shown in an error message
+
+# Seeds: JAX's PRNGKey keeps only the low 32 bits of a seed (2**32 gives the same key as 0), and Python ints
+# beyond int64 overflow in it; so a seed is a 32-bit unsigned integer.
+SEED_MAX = 2**32 - 1
+# Counts that become array sizes or loop lengths inside compiled code are int32 there.
+INT32_MAX = 2**31 - 1
+
+
+def shorten(value: Any, limit: int = ECHO_CHARS) -> str:
+    """`repr(value)`, cut to `limit` characters with the full length said, on one line."""
+    try:
+        text = repr(value)
+    except ValueError:  # Python refuses to print ints of more than 4300 digits
+        text = f"<an integer of {int(value.bit_length() * 0.30103) + 1:,} digits>"
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def is_number(value: Any) -> bool:
+    """A real number that is not a bool (YAML and JSON `true` are ints to Python)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_int(key: str, value: Any, lo: int | None = None, hi: int | None = None, why: str = "") -> int:
+    """`value` as an int in [lo, hi] (floats that are whole numbers are accepted), or a `UserError`."""
+    span = _span(lo, hi, "an integer")
+    if not is_number(value):
+        raise UserError(f"{key} must be {span}, got {shorten(value)}")
+    if not isinstance(value, numbers.Integral):  # a float (numpy's too) must be a whole, finite number
+        value = float(value)
+        if not math.isfinite(value) or not value.is_integer():
+            raise UserError(f"{key} must be {span}, got {shorten(value)}")
+    value = int(value)
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise UserError(f"{key} must be {span}{f' ({why})' if why else ''}, got {shorten(value)}")
+    return value
+
+
+def check_float(key: str, value: Any, lo: float | None = None, hi: float | None = None,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    """`value` as a finite float in the interval given (open or closed at each end), or a `UserError`."""
+    lo_text = "-inf" if lo is None else f"{lo:g}"
+    hi_text = "inf" if hi is None else f"{hi:g}"
+    interval = f"{'(' if lo_open or lo is None else '['}{lo_text}, {hi_text}{')' if hi_open or hi is None else ']'}"
+    want = "a finite number" + ("" if lo is None and hi is None else f" in {interval}")
+    if not is_number(value):
+        raise UserError(f"{key} must be {want}, got {shorten(value)}")
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range
+        raise UserError(f"{key} must be {want}, got {shorten(value)}") from None
+    if not math.isfinite(value):
+        raise UserError(f"{key} must be {want}, got {value}")
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        raise UserError(f"{key} must be {want}, got {value:g}")
+    if hi is not None and (value > hi or (hi_open and value == hi)):
+        raise UserError(f"{key} must be {want}, got {value:g}")
+    return value
+
+
+def check_seed(key: str, value: Any) -> int:
+    return check_int(key, value, 0, SEED_MAX, "a 32-bit seed: JAX keeps only the low 32 bits")
+
+
+def check_finite_tree(key: str, value: Any) -> None:
+    """Every number inside nested lists / dicts is finite (strategy settings, piece options)."""
+    stack = [(key, value)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((f"{where}.{k}", v) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{where}.{i}", v) for i, v in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            raise UserError(f"{where} must be a finite number, got {node}")
+
+
+def _span(lo, hi, what: str) -> str:
+    if lo is not None and hi is not None:
+        return f"{what} in [{lo:,}, {hi:,}]"
+    if lo is not None:
+        return f"{what} >= {lo:,}"
+    if hi is not None:
+        return f"{what} <= {hi:,}"
+    return what
