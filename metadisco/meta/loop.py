@@ -314,6 +314,7 @@ class MetaRun:
             if old is None or {**old, "generations": None} != {**new, "generations": None}:
                 raise UserError(f"the config differs from the one of the run in {self.out}; resume with the same "
                                 "config (only generations may change)")
+        dist.warn_if_other_devices(self.out, self.mesh)
         return ckpt
 
     def _write_objective(self, mean_host) -> None:
@@ -362,6 +363,7 @@ class MetaRun:
         self.normalisers = [self.normalisers_by_env.get(t.cfg.env) for t in self.tasks]
         if self.writer:
             atomic_write_text(self.out / "config.yaml", self.config_yaml)
+            dist.record_devices(self.out, self.mesh)
             if self.normalisers_by_env:
                 atomic_write_text(self.out / "baselines.json", json.dumps(self.normalisers_by_env, indent=2) + "\n")
 
@@ -447,7 +449,8 @@ class MetaRun:
         summary = {"generations": self.config.generations, "env_steps": env_steps,
                    "fitness_of_initial_mean": extra.get("fitness_of_initial_mean"),
                    "fitness_of_final_mean": extra.get("fitness_of_final_mean"),
-                   "normalisers": self.normalisers_by_env, "objective": "objective.msgpack"}
+                   "normalisers": self.normalisers_by_env, "objective": "objective.msgpack",
+                   "devices": int(self.mesh.devices.size)}
         atomic_write_text(self.out / "summary.json", json.dumps(to_jsonable(summary), indent=2) + "\n")
 
     def _plot(self) -> None:
