@@ -7,10 +7,12 @@ import pytest
 
 from metadisco import parallel
 from metadisco.config import TrainConfig
+from metadisco.envs import make_env
 from metadisco.evaluate.methods import Method
 from metadisco.evaluate.runner import _compiled, train_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.runs import seed_keys, train_seeds
+from metadisco.train import make_train
 
 TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
                    hidden_sizes=(8, 8))
@@ -70,6 +72,16 @@ def test_one_device_trains_the_same_seeds(five_seeds):
     assert one.devices == 1 and one.metrics.actor_loss.shape == (5, TINY.num_updates)
     np.testing.assert_array_equal(one.metrics.episode_count[:, 0], five_seeds.metrics.episode_count[:, 0])
     np.testing.assert_allclose(one.metrics.actor_loss, five_seeds.metrics.actor_loss, rtol=1e-3, atol=1e-5)
+
+
+def test_a_seed_alone_on_a_device_is_the_plain_call():
+    """One run per device runs unbatched: seed i is exactly jax.jit(train)(key_i)."""
+    sharded = train_seeds(ENV, PPO, PPO.zero_meta(), TINY, 4, seed=3)
+    assert sharded.devices == 4
+    train = jax.jit(make_train(TINY, make_env(ENV), PPO))
+    for i, key in enumerate(seed_keys(4, 3)):
+        alone = train(key, PPO.zero_meta()).metrics
+        assert_bit_identical(jax.tree.map(lambda x, i=i: x[i], sharded.metrics), alone)
 
 
 def test_sharded_evaluate_is_bit_identical_when_repeated():
