@@ -90,7 +90,9 @@ def collect_histogram(env_id: str, objective: Objective, meta: Any, timesteps: i
     recording = RecordingDrift(objective.drift, sink, tuple(map(float, r_edges)), tuple(map(float, a_edges)))
     config = resolve_config(env_id, None, overrides, timesteps)
     try:
-        train_seeds(env_id, replace(objective, drift=recording), meta, config, seeds, seed)
+        # One device: on several, the padding runs (copies of real seeds) would be counted too.
+        train_seeds(env_id, replace(objective, drift=recording), meta, config, seeds, seed,
+                    devices=jax.local_devices()[:1])
         jax.effects_barrier()  # every callback has run
         found = _SINKS[sink]
     finally:

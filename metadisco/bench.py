@@ -1,7 +1,9 @@
 """Throughput figures: trainer env-steps per second against the env alone, compile time apart.
 
 The env-only loop steps the same vectorised env (same wrappers, same env count) with random actions in a
-compiled scan: that is the ceiling for the trainer on this machine, and `ratio` says how close it comes.
+compiled scan, on one device: a ceiling no PPO approaches at 4 envs, kept as a secondary figure. The trainer
+runs as `metadisco train` runs it (seeds sharded over every device). `metadisco bench --peers` adds the
+figures users compare: the same training with rejax's PPO (`bench_peers`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import jax.numpy as jnp
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.runs import resolve_config, seed_keys
+from metadisco.runs import resolve_config, seed_keys, seeds_program
 from metadisco.train import make_train
 
 
@@ -31,9 +33,9 @@ DEFAULT_CASES = (BenchCase("CartPole-v1", 262_144), BenchCase("SpaceInvaders-Min
 
 
 def _timed(fn, *args, repeats: int = 2):
-    """(compile seconds, best run seconds over `repeats`) of a jitted function."""
+    """(compile seconds, best run seconds over `repeats`) of a function (jitted here unless it is already)."""
     start = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
+    compiled = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(*args).compile()
     compile_s = time.perf_counter() - start
     best = float("inf")
     for _ in range(repeats):
@@ -80,16 +82,17 @@ def bench_case(case: BenchCase, seed_counts=(1, 16)) -> dict:
     config = resolve_config(case.env_id, timesteps=case.timesteps)
     objective = BUILTIN_OBJECTIVES["ppo"]
     meta = objective.zero_meta()
-    train = make_train(config, make_env(case.env_id), objective)
     steps = config.num_updates * config.batch_size
     out = {"env": case.env_id, "num_envs": config.num_envs, "num_steps": config.num_steps,
            "timesteps_per_seed": steps}
     for n in seed_counts:
         keys = seed_keys(n)
-        trainer = jax.vmap(lambda k, m: train(k, m).metrics.episode_return, in_axes=(0, None))
-        compile_s, run_s = _timed(trainer, keys, meta)
+        # The trainer as `metadisco train` runs it: seeds sharded over the devices, vmapped on each.
+        trainer, args, devices = seeds_program(case.env_id, objective, meta, config, n)
+        compile_s, run_s = _timed(trainer, *args)
         env_compile_s, env_s = _timed(env_only_fn(case.env_id, config, n), keys if n > 1 else keys[0])
         out[f"seeds_{n}"] = {
+            "trainer_devices": len(devices),
             "trainer_steps_per_second": n * steps / run_s,
             "env_only_steps_per_second": n * steps / env_s,
             "ratio": env_s / run_s,

@@ -1,7 +1,7 @@
-"""The one exception type for user mistakes.
+"""The one exception type for user mistakes, and the one warning type for users.
 
-The command line turns a ``UserError`` into a one-line message and exit status 2; anything else is a bug and
-keeps its traceback.
+The command line turns a ``UserError`` into a one-line message and exit status 2 (anything else is a bug and
+keeps its traceback), and a ``MetadiscoWarning`` into a one-line warning.
 """
 
 import difflib
@@ -24,3 +24,7 @@ def unknown_name_error(kind: str, name: str, known: list[str] | tuple[str, ...])
     else:
         hint = "run `metadisco envs` to list them" if kind == "env" else f"known: {', '.join(sorted(known))}"
     return UserError(f"unknown {kind} {shorten(name)}; {hint}")
+
+
+class MetadiscoWarning(UserWarning):
+    """Something the user should know that does not stop the work (the command line prints it as one line)."""

@@ -1,7 +1,9 @@
 """Train several seeds of one objective on one env: the library call behind `metadisco train`.
 
-Seeds are vmapped in one compiled call. The keys depend only on (`seed`, number of seeds), so two objectives
-trained with the same arguments see identical keys (`seed_keys`).
+Seeds are sharded over the devices (every core, with `metadisco.devices`) and vmapped on each, in one compiled
+call (`metadisco.parallel`). The keys depend only on (`seed`, number of seeds), so two objectives trained with
+the same arguments see identical keys (`seed_keys`). For a given device count the results are bit-identical
+from run to run; on another device count they agree statistically, not bitwise.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from metadisco import compile_cache, parallel
 from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset
 from metadisco.envs import check_env_id, make_env
 from metadisco.fitness import final_return
@@ -39,29 +42,52 @@ def resolve_config(env_id: str, preset: str | None = None, overrides=(), timeste
 class SeedsResult:
     metrics: Metrics  # numpy leaves, [num_seeds, num_updates]
     final_return: np.ndarray  # [num_seeds], NaN where a seed diverged
-    compile_seconds: float
+    compile_seconds: float  # XLA compilation (near zero when the persistent cache has the program)
     train_seconds: float
     env_steps: int  # over all seeds
+    trace_seconds: float = 0.0  # tracing and lowering to XLA, before compilation
+    devices: int = 1  # devices the seeds were sharded over
+    compile_cached: bool = False  # the program came from the persistent compilation cache
 
     @property
     def steps_per_second(self) -> float:
         return self.env_steps / self.train_seconds
 
 
+def seeds_program(env_id: str, objective: Objective, meta_params: Any, config: TrainConfig, num_seeds: int,
+                  seed: int = 0, devices=None):
+    """(jitted function, its arguments, devices used) of `train_seeds`: the metrics of `num_seeds` runs, split
+    over `devices` (default: every device of this process; at most one per seed) and padded to a multiple of
+    their count, each device vmapping its share. `fn(*args)` gives [padded seeds, num_updates] leaves."""
+    devices = parallel.devices_for(num_seeds, jax.local_devices() if devices is None else devices)
+    train = make_train(config, make_env(env_id), objective)
+    keys = np.asarray(seed_keys(num_seeds, seed))
+    in_axes = (0, None)  # a key per seed; the meta-parameters shared, as vmap(in_axes=(0, None)) on one device
+    args = parallel.place((keys, meta_params), devices, in_axes)
+    return parallel.shard_runs(lambda k, m: train(k, m).metrics, devices, in_axes), args, devices
+
+
 def train_seeds(env_id: str, objective: Objective, meta_params: Any, config: TrainConfig, num_seeds: int,
-                seed: int = 0) -> SeedsResult:
-    """Train `num_seeds` agents at once (vmapped) and reduce each to its final return."""
-    env = make_env(env_id)
-    train = make_train(config, env, objective)
-    keys = seed_keys(num_seeds, seed)
-    fn = jax.jit(jax.vmap(lambda k, m: train(k, m).metrics, in_axes=(0, None)))
+                seed: int = 0, devices=None) -> SeedsResult:
+    """Train `num_seeds` agents at once and reduce each to its final return.
+
+    The seeds are split over `devices` (default: every device of this process), padded to a multiple of their
+    count; each device vmaps its share (`seeds_program`).
+    """
+    fn, args, devices = seeds_program(env_id, objective, meta_params, config, num_seeds, seed, devices)
     start = time.perf_counter()
-    compiled = fn.lower(keys, meta_params).compile()
+    lowered = fn.lower(*args)
+    trace_seconds = time.perf_counter() - start
+    hits = compile_cache.hits()
+    start = time.perf_counter()
+    compiled = lowered.compile()
     compile_seconds = time.perf_counter() - start
+    cached = compile_cache.hits() > hits
     start = time.perf_counter()
-    metrics = jax.block_until_ready(compiled(keys, meta_params))
+    metrics = jax.block_until_ready(compiled(*args))
     train_seconds = time.perf_counter() - start
-    metrics = jax.tree.map(np.asarray, metrics)
+    metrics = parallel.gather(metrics, num_seeds)
     returns = np.asarray(final_return(metrics, config.final_window))
     env_steps = num_seeds * config.num_updates * config.batch_size
-    return SeedsResult(metrics, returns, compile_seconds, train_seconds, env_steps)
+    return SeedsResult(metrics, returns, compile_seconds, train_seconds, env_steps, trace_seconds, len(devices),
+                       cached)

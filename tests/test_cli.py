@@ -1,6 +1,8 @@
-"""The command line: one-line errors with exit status 2 for bad input; train writes its summary."""
+"""The command line: one-line errors with exit status 2 for bad input; train writes its summary; devices and the
+persistent compilation cache are set up before JAX starts."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -33,6 +35,8 @@ def run_cli(capsys, *argv):
     (["train", "--env", "CartPole-v1", "--set", "lr", "--out", "{out}"], "expected key=value"),
     (["train", "--env", "CartPole-v1", "--preset", "atari", "--out", "{out}"], "unknown preset 'atari'"),
     (["bench", "--seeds", "2,4", "--out", "{out}/b.json"], "include 1"),
+    (["train", "--env", "CartPole-v1", "--devices", "9", "--out", "{out}"], "--devices 9: this process has only 4"),
+    (["--devices", "0", "train", "--env", "CartPole-v1", "--out", "{out}"], "--devices must be a positive integer"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_input_gives_one_line_and_status_2(capsys, tmp_path, argv, message):
@@ -54,6 +58,18 @@ def test_train_writes_summary(capsys, tmp_path):
     assert len(summary["final_return"]) == 2 and summary["steps_per_second"] > 0
     assert summary["timesteps"] == 256 and summary["config"]["num_steps"] == 16
     assert summary["objective_spec"]["drift"] == {"kind": "dpo", "alpha": 2.0, "beta": 0.6}
+    assert summary["devices"] == 2  # one per seed: the session (conftest) has 4
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_devices_option_before_or_after_the_command(capsys, tmp_path, where):
+    args = ["train", "--env", "CartPole-v1", "--seeds", "3", "--timesteps", "256", "--out", str(tmp_path), *TINY_SET]
+    args = ["--devices", "1", *args] if where == "before" else [*args, "--devices", "1"]
+    code, _, err = run_cli(capsys, *args)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["devices"] == 1 and len(summary["final_return"]) == 3
+    assert "over 1 device(s)" in err
 
 
 def test_envs_lists_ids_with_shapes(capsys):
@@ -68,3 +84,27 @@ def test_console_script_exit_status():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("metadisco train: error: unknown env 'Nope-v0'")
+
+
+def test_fresh_process_uses_every_core_and_the_compilation_cache(tmp_path):
+    """A real start: no XLA_FLAGS, so one device per core; the cache under XDG_CACHE_HOME serves the second run,
+    and not a third with --no-compile-cache (the same program otherwise)."""
+    from metadisco.devices import cpu_count
+
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("JAX_")}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), JAX_PLATFORMS="cpu")
+
+    def train(out, *extra):
+        cmd = [sys.executable, "-m", "metadisco", *extra, "train", "--env", "CartPole-v1", "--seeds", "3",
+               "--timesteps", "256", "--out", str(tmp_path / out), *TINY_SET]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads((tmp_path / out / "summary.json").read_text())
+
+    first, second = train("a"), train("b")
+    assert first["devices"] == second["devices"] == cpu_count()
+    assert any((tmp_path / "cache" / "metadisco" / "jax").iterdir())
+    assert not first["compile_cached"] and second["compile_cached"]
+    assert second["final_return"] == first["final_return"]  # same seed, same device count: bit-identical
+    third = train("c", "--devices", str(cpu_count()), "--no-compile-cache")
+    assert third["devices"] == cpu_count() and not third["compile_cached"]

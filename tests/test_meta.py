@@ -118,7 +118,8 @@ def test_open_es_is_antithetic_by_default():
 
 def test_indivisible_population_is_an_error():
     config = parse_config(tiny(strategy_population_size=6))
-    with pytest.raises(UserError, match="population_size 6 does not divide by the 4 devices"):
+    with pytest.raises(UserError, match=r"population_size 6 does not divide by the 4 devices; use a multiple of 4 "
+                                        r"\(e.g. 4 or 8\), or --devices 3"):
         MetaRun(config, None, progress=False)
 
 
@@ -293,3 +294,28 @@ def test_experiment_configs_are_valid(path):
     assert config.held_out_envs and config.generations > 0
     objective = Objective.from_spec(config.objective)
     make_strategy(config.strategy, objective.zero_meta())  # the strategy accepts its settings
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the device count in the run directory
+
+
+def test_device_count_is_recorded(reference_run):
+    note = json.loads((reference_run / dist.DEVICES_FILE).read_text())
+    assert note["devices"] == 4 and note["processes"] == 1 and note["platform"] == "cpu"
+    assert json.loads((reference_run / "summary.json").read_text())["devices"] == 4
+
+
+def test_resume_on_another_device_count_warns_and_continues(reference_run, tmp_path):
+    import shutil
+
+    from metadisco.errors import MetadiscoWarning
+
+    run = tmp_path / "run"
+    shutil.copytree(reference_run, run)
+    (run / "checkpoints" / "gen_000003.msgpack").unlink()  # one generation left to do
+    one_device = dist.make_mesh(jax.devices()[:1])
+    with pytest.warns(MetadiscoWarning, match="run on 4 device.* resumes on 1: .* not guaranteed to be bit-identical"):
+        meta_train(tiny(generations=3, eval_every=2), run, resume=True, mesh=one_device, progress=False)
+    assert [x["generation"] for x in read_metrics(run)] == [0, 1, 2]
+    assert json.loads((run / dist.DEVICES_FILE).read_text())["devices"] == 1  # the count it ends on

@@ -4,6 +4,10 @@
 User mistakes raise `UserError`: one line on stderr, exit status 2, no traceback. So do `OSError`s that
 reach here (a disk that fills, a file that vanishes): they are the machine's answer, not a bug, and name the
 path. Every message is folded onto one line and capped in length, whatever text it quotes.
+
+Before a command imports JAX, `main` sets up the process: one XLA host device per core (unless XLA_FLAGS
+already sets a count; `--devices N` chooses N) and JAX's persistent compilation cache (`--no-compile-cache`
+to skip). Both are global options, accepted before or after the command name.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
-from metadisco.errors import UserError
+from metadisco.cli.common import positive_int
+from metadisco.errors import MetadiscoWarning, UserError
 
 # name -> module under metadisco.cli, in the order `metadisco --help` lists them.
 COMMANDS = {
@@ -44,20 +50,59 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
+    """--devices and --no-compile-cache, on the top parser and on every command (where they default to
+    SUPPRESS, so a command's parser never overwrites what was given before the command name)."""
+    default = {} if top else {"default": argparse.SUPPRESS}
+    parser.add_argument("--devices", type=positive_int("--devices"), metavar="N", **({"default": None} | default),
+                        help="devices to shard work over (default: every device; on CPU one per core, unless "
+                             "XLA_FLAGS sets --xla_force_host_platform_device_count)")
+    parser.add_argument("--no-compile-cache", dest="compile_cache", action="store_false",
+                        **({"default": True} | default),
+                        help="do not use JAX's persistent compilation cache (default: on, in "
+                             "$XDG_CACHE_HOME/metadisco/jax or ~/.cache/metadisco/jax)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="metadisco", description="Discover RL objectives by evolution.")
+    add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"metadisco.cli.{module_name}")
         module.add_parser(sub, name)
+        add_global_options(sub.choices[name], top=False)
     return parser
+
+
+def set_up_runtime(args) -> None:
+    """Devices and compilation cache, before the command imports JAX (a program that imported JAX first has
+    chosen its devices already; then `--devices N` selects N of them)."""
+    from metadisco import compile_cache, devices
+
+    if "jax" not in sys.modules:
+        devices.use_all_cores(args.devices, override=args.devices is not None)
+    compile_cache.configure(args.compile_cache)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """metadisco's own warnings as one line, like its errors; other libraries' as Python prints them."""
+    if issubclass(category, MetadiscoWarning):
+        sys.stderr.write(f"metadisco: warning: {message}\n")
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    set_up_runtime(args)
     try:
-        return args.run(args) or 0
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args) or 0
     except UserError as e:
         sys.stderr.write(f"metadisco {args.command}: error: {one_line(e)}\n")
         return 2

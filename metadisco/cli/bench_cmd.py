@@ -1,4 +1,6 @@
-"""metadisco bench: throughput figures as JSON."""
+"""metadisco bench: throughput figures as JSON; `--peers` adds rejax's PPO at the same settings, alternating.
+
+The persistent compilation cache is off for this command: compile times are measured, not read back."""
 
 from __future__ import annotations
 
@@ -14,10 +16,15 @@ def add_parser(sub, name):
     p.add_argument("--seeds", default="1,16", help="comma-separated seed counts to vmap (default 1,16)")
     p.add_argument("--no-learned", action="store_true",
                    help="skip the cost of learned pieces (learned optimiser, LPO) against Adam / PPO")
+    p.add_argument("--peers", action="store_true",
+                   help="also run rejax's PPO (pip install -e '.[bench]') at the same settings, alternating: "
+                        "steps/s for 1 seed, 16 seeds and a quickstart-shaped population, and compile seconds")
+    p.add_argument("--repeats", type=positive_int("--repeats"), default=3,
+                   help="alternating runs per peer figure (default 3)")
     p.add_argument("--meta", action="store_true",
                    help="instead: meta-training figures (ES overhead per generation; env steps/s of populations "
                         "1, 4, 16, 64 on CartPole; --timesteps per member, default 16384)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, compile_cache=False)
 
 
 def run(args) -> int:
@@ -59,7 +66,19 @@ def run(args) -> int:
         check_trainer_fits(resolve_config(case.env_id, timesteps=case.timesteps), max(seed_counts),
                            f"bench {case.env_id}: --seeds {max(seed_counts):,}")
     check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
+    if args.peers:
+        from metadisco import peers
+
+        if not peers.available():
+            raise UserError("bench --peers needs rejax: pip install -e '.[bench]'")
     results = {"machine": bench.machine(), "cases": {}}
+    if args.peers:  # first: the headline figures
+        from metadisco.bench_peers import bench_peers
+
+        figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say)
+        head = figures["headline"]
+        say(f"  metadisco / rejax: 1 seed {head['seeds_1_ratio']:.2f}x, 16 seeds {head['seeds_16_ratio']:.2f}x, "
+            f"population {head['population_ratio']:.2f}x (steps/s); compile {head['compile_ratio']:.2f}x (seconds)")
     for case in cases:
         say(f"bench {case.env_id}: {case.timesteps} steps per seed, seeds {seed_counts}")
         results["cases"][case.env_id] = bench.bench_case(case, seed_counts)

@@ -31,10 +31,12 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
+    from metadisco import devices
     from metadisco.evaluate import evaluate
 
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
-                         args.overrides, args.seed, args.preset, show_progress=not args.no_progress)
+                         args.overrides, args.seed, args.preset, show_progress=not args.no_progress,
+                         devices=devices.select(args.devices))
     settings = report["settings"]
     for env in (e for e in report if e not in ("settings", "aggregate")):
         cells = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from metadisco.cli.common import add_set_option, say
+from metadisco.errors import UserError
 
 
 def add_parser(sub, name):
@@ -42,17 +43,23 @@ def check_run_dir(out: Path, resume: bool, writer: bool) -> None:
 def run(args) -> int:
     from metadisco.meta import distributed as dist
 
-    if args.distributed or dist.wants_distributed():
+    distributed = args.distributed or dist.wants_distributed()
+    if distributed:
+        if args.devices is not None:
+            raise UserError("--devices selects devices of one process; a multi-process run uses every device "
+                            "of every process")
         dist.initialize()  # before anything touches a device
 
     import jax
 
+    from metadisco import devices
     from metadisco.meta.config import load_config
     from metadisco.meta.loop import MetaRun
 
     config = load_config(args.config, args.overrides)
     check_run_dir(Path(args.out), args.resume, dist.is_writer())
-    meta_run = MetaRun(config, args.out, resume=args.resume)
+    mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
+    meta_run = MetaRun(config, args.out, resume=args.resume, mesh=mesh)
     if dist.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
             f"{', '.join(t.env for t in config.tasks)} for {config.generations} generations over "

@@ -23,6 +23,7 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
+    from metadisco import devices
     from metadisco.config import config_to_dict
     from metadisco.io import write_json
     from metadisco.limits import check_trainer_fits
@@ -32,10 +33,11 @@ def run(args) -> int:
     config = resolve_config(args.env, args.preset, args.overrides, args.timesteps)
     check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     objective, meta = resolve_objective(args.objective)
+    used = devices.select(args.devices)
     out = output_dir(args.out)  # before training: a run never ends by failing to write
-    say(f"training {args.seeds} seed(s) of {args.objective} on {args.env}: {config.num_updates} updates of "
-        f"{config.batch_size} steps (compiling first)")
-    result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed)
+    say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
+        f"{config.num_updates} updates of {config.batch_size} steps (compiling first)")
+    result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed, used)
     curve = np.nanmean(np.where(result.metrics.episode_count > 0, result.metrics.episode_return, np.nan), 0) \
         if np.any(result.metrics.episode_count > 0) else np.full(config.num_updates, np.nan)
     summary = {
@@ -51,7 +53,11 @@ def run(args) -> int:
         "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),
         "steps_per_second": result.steps_per_second,
         "compile_seconds": result.compile_seconds,
+        "compile_cached": result.compile_cached,
+        "trace_seconds": result.trace_seconds,
         "train_seconds": result.train_seconds,
+        # Same seed and device count: bit-identical results; another device count: statistically the same.
+        "devices": result.devices,
         "config": config_to_dict(config),
         "return_curve": curve,  # per update, mean over seeds of finished-episode returns
     }
@@ -59,6 +65,7 @@ def run(args) -> int:
     finite = result.final_return[np.isfinite(result.final_return)]
     mean = f"{finite.mean():.1f}" if finite.size else "n/a"
     say(f"final return {mean} (mean of {finite.size}/{args.seeds} seeds), "
-        f"{result.steps_per_second:,.0f} env steps/s, compile {result.compile_seconds:.1f}s; "
+        f"{result.steps_per_second:,.0f} env steps/s, compile {result.compile_seconds:.1f}s"
+        f"{' (from the cache)' if result.compile_cached else ''}, trace {result.trace_seconds:.1f}s; "
         f"wrote {out / 'summary.json'}")
     return 0

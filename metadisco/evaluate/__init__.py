@@ -22,9 +22,12 @@ __all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", 
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_seeds: int, out: str | Path,
              timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
-             show_progress: bool = True) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+             show_progress: bool = True, devices=None) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
-    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs)."""
+    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs).
+
+    The methods x seeds of each env are sharded over `devices` (default: every device of this process)."""
+    import jax
     from tqdm import tqdm
 
     from metadisco.config import config_to_dict
@@ -56,6 +59,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
 
+    devices = list(jax.local_devices() if devices is None else devices)
     calls = len(group_methods(methods)) + 1  # +1: the random-policy reference
     results: dict[str, dict[str, MethodRun]] = {}
     random_returns: dict[str, float] = {}
@@ -65,7 +69,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
             progress.set_postfix_str(f"{env}: random policy")
             random_returns[env] = random_policy_return(env, seed=seed)
             progress.update(1)
-            results[env] = train_env(env, methods, configs[env], num_seeds, seed, progress)
+            results[env] = train_env(env, methods, configs[env], num_seeds, seed, progress, devices)
 
     labels = [m.label for m in methods]
     key_data = next(iter(results[envs[0]].values())).key_data
@@ -78,6 +82,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
         "seeds": num_seeds,
         "seed": seed,
         "seed_keys": key_data,
+        "devices": len(devices),  # results are bit-identical on the same device count (metadisco.parallel)
         "timesteps": {e: c.num_updates * c.batch_size for e, c in configs.items()},
         "final_window_percent": f"{100 * next(iter(configs.values())).final_window:g}%",
         "random_policy_return": random_returns,

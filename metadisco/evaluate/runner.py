@@ -1,11 +1,12 @@
 """Train every method on one env with the same seed keys, batching methods that share a compiled trainer.
 
 Methods whose `Objective` (the static structure: which drift, value loss and optimiser, and their sizes) is the
-same, and whose meta-parameters have the same shapes, run in ONE compiled call: vmap over methods (stacked
-meta-parameters) of vmap over seeds. Methods with different structures (e.g. `ppo` and `dpo`, whose drifts are
-different functions) cannot share a compiled function, so each such group is its own call. Every call gets the
-same [num_seeds] keys from `seed_keys(num_seeds, seed)`: seed i of every method starts from the same network
-initialisation and sees the same environment randomness.
+same, and whose meta-parameters have the same shapes, run in ONE compiled call: its M methods x S seeds are
+M * S independent runs (run m * S + s trains method m with seed key s), sharded over the devices and vmapped
+on each (`metadisco.parallel`; padded when M * S does not divide by the device count). Methods with different
+structures (e.g. `ppo` and `dpo`, whose drifts are different functions) cannot share a compiled function, so
+each such group is its own call. Every call gets the same [num_seeds] keys from `seed_keys(num_seeds, seed)`:
+seed i of every method starts from the same network initialisation and sees the same environment randomness.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from metadisco import parallel
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.evaluate.methods import Method
@@ -49,22 +51,25 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled(config: TrainConfig, env, objective, num_methods: int):
-    """jit(vmap over methods (stacked meta) of vmap over seeds) of the trainer's metrics: [methods, seeds, updates].
-
-    `axis_size` because a handcrafted objective's meta-parameters have no leaves to take the size from.
-    """
+def _compiled(config: TrainConfig, env, objective, devices: tuple):
+    """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`."""
     train = make_train(config, env, objective)
-    over_seeds = jax.vmap(lambda key, meta: train(key, meta).metrics, in_axes=(0, None))
-    return jax.jit(jax.vmap(over_seeds, in_axes=(None, 0), axis_size=num_methods))
+    return parallel.shard_runs(lambda key, meta: train(key, meta).metrics, devices, (0, 0))
+
+
+def _by_method(tree, num_methods: int, num_seeds: int):
+    """[M * S, ...] leaves (run m * S + s) -> [M, S, ...]."""
+    return jax.tree.map(lambda x: x.reshape(num_methods, num_seeds, *x.shape[1:]), tree)
 
 
 def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds: int, seed: int = 0,
-              progress=None) -> dict[str, MethodRun]:
+              progress=None, devices=None) -> dict[str, MethodRun]:
     """Train `num_seeds` seeds of every method on `env_id`; {label: MethodRun} in the order of `methods`.
 
-    `progress`, if given, is a tqdm bar advanced by one per compiled call.
+    The runs are sharded over `devices` (default: every device of this process). `progress`, if given, is a
+    tqdm bar advanced by one per compiled call.
     """
+    devices = tuple(jax.local_devices() if devices is None else devices)
     env = make_env(env_id)
     keys = seed_keys(num_seeds, seed)
     key_data = np.asarray(jax.random.key_data(keys)) if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) \
@@ -73,13 +78,19 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
     for index, group in enumerate(group_methods(methods)):
         if progress is not None:
             progress.set_postfix_str(f"{env_id}: {', '.join(m.label for m in group)}")
-        stacked = jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *(m.meta for m in group))
+        count = len(group) * num_seeds
+        used = tuple(parallel.devices_for(count, devices))
+        # Run m * S + s: method m, seed s. Methods are repeated S times, keys tiled M times.
+        run_meta = jax.tree.map(lambda *xs: np.repeat(np.stack([np.asarray(x) for x in xs]), num_seeds, axis=0),
+                                *(m.meta for m in group))
+        run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
         start = time.perf_counter()
-        metrics = jax.block_until_ready(_compiled(config, env, group[0].objective, len(group))(keys, stacked))
+        fn = _compiled(config, env, group[0].objective, used)
+        out = jax.block_until_ready(fn(*parallel.place((run_keys, run_meta), used, (0, 0))))
         seconds = time.perf_counter() - start
+        metrics = _by_method(parallel.gather(out, count), len(group), num_seeds)
         returns = np.asarray(final_return(metrics, config.final_window))
         failed = np.asarray(diverged(metrics))
-        metrics = jax.tree.map(np.asarray, metrics)
         for i, m in enumerate(group):
             runs[m.label] = MethodRun(jax.tree.map(lambda x, i=i: x[i], metrics), returns[i], failed[i],
                                       key_data, index, seconds)

@@ -55,28 +55,35 @@ def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int 
             "overhead_fraction": t.overhead_fraction(skip)}
 
 
+def population_call(config, mesh):
+    """((population evaluator, (population, keys)), env steps, mesh) of generation 0's first task: the program
+    a meta-training generation runs, uncompiled."""
+    run = MetaRun(config, None, mesh=mesh, progress=False)
+    es_state = run._init(dist.to_global(run.base_key, run.mesh))
+    population_tree, _ = run._ask(dist.to_global(run.base_key, run.mesh), es_state)
+    _, _, task_keys = run._generation_keys(0)
+    task = run.tasks[0]
+    keys = dist.to_global(task_keys[0], run.mesh)
+    steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
+    return (task.evaluate, (population_tree, keys)), steps, run.mesh
+
+
 def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
     out = {}
     for population in populations:
         strategy = "Open_ES" if population % 2 == 0 else "SimpleGA"
         config = parse_config(bench_config(population, timesteps, 1, strategy))
-        run = MetaRun(config, None, mesh=_mesh_for(population), progress=False)
-        es_state = run._init(dist.to_global(run.base_key, run.mesh))
-        population_tree, _ = run._ask(dist.to_global(run.base_key, run.mesh), es_state)
-        _, _, task_keys = run._generation_keys(0)
-        task = run.tasks[0]
-        keys = dist.to_global(task_keys[0], run.mesh)
+        (evaluate, args), steps, mesh = population_call(config, _mesh_for(population))
         start = time.perf_counter()
-        compiled = task.evaluate.lower(population_tree, keys).compile()
+        compiled = evaluate.lower(*args).compile()
         compile_s = time.perf_counter() - start
         best = float("inf")
         for _ in range(2):
             start = time.perf_counter()
-            jax.block_until_ready(compiled(population_tree, keys))
+            jax.block_until_ready(compiled(*args))
             best = min(best, time.perf_counter() - start)
-        steps = population * task.steps_per_run
         out[f"population_{population}"] = {"env_steps_per_second": steps / best, "seconds": best,
-                                           "compile_seconds": compile_s, "devices": run.mesh.devices.size}
+                                           "compile_seconds": compile_s, "devices": mesh.devices.size}
     return out
 
 

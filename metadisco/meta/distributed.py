@@ -8,15 +8,19 @@ them; only process 0 writes files.
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
+from pathlib import Path
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from metadisco.errors import UserError
+from metadisco.errors import MetadiscoWarning, UserError
 
 AXIS = "pop"
+DEVICES_FILE = "devices.json"
 _ENV_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
 
 
@@ -58,8 +62,9 @@ def check_population(population_size: int, mesh: Mesh) -> None:
     n = mesh.devices.size
     if population_size % n:
         lower = population_size - population_size % n
+        fewer = max(k for k in range(1, n) if population_size % k == 0)
         raise UserError(f"strategy.population_size {population_size} does not divide by the {n} devices; "
-                        f"use a multiple of {n} (e.g. {lower or n} or {lower + n})")
+                        f"use a multiple of {n} (e.g. {lower or n} or {lower + n}), or --devices {fewer}")
 
 
 def sharded(mesh: Mesh) -> NamedSharding:
@@ -86,3 +91,29 @@ def to_host(tree):
     """Fully replicated global arrays -> numpy (every process holds a whole copy)."""
     return jax.tree.map(lambda x: np.asarray(x.addressable_data(0)) if isinstance(x, jax.Array) else np.asarray(x),
                         tree)
+
+
+def record_devices(run_dir: Path, mesh: Mesh) -> None:
+    """Write RUN_DIR/devices.json: the device count results are bit-identical for (a resume checks it)."""
+    from metadisco.io import atomic_write_text
+
+    note = {"devices": int(mesh.devices.size), "processes": jax.process_count(),
+            "platform": mesh.devices.flat[0].platform}
+    atomic_write_text(Path(run_dir) / DEVICES_FILE, json.dumps(note, indent=2) + "\n")
+
+
+def warn_if_other_devices(run_dir: Path, mesh: Mesh) -> None:
+    """On resume: warn when the run was made on another device count. It goes on, but bit-identity with an
+    uninterrupted run is no longer promised: each device vmaps another share of the population, and XLA may
+    sum floats in another order."""
+    path = Path(run_dir) / DEVICES_FILE
+    try:
+        before = int(json.loads(path.read_text())["devices"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # a run from before the file existed, or a damaged note: nothing to compare
+    now = int(mesh.devices.size)
+    if before != now:
+        warnings.warn(f"{run_dir} was run on {before} device(s) and resumes on {now}: it continues, but the rest "
+                      f"of the run is not guaranteed to be bit-identical to an uninterrupted run on {before} "
+                      "device(s) (floats may be summed in another order); it agrees statistically",
+                      MetadiscoWarning, stacklevel=3)

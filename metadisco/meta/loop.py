@@ -375,6 +375,7 @@ class MetaRun:
             if old is None or {**old, "generations": None} != {**new, "generations": None}:
                 raise UserError(f"the config differs from the one of the run in {self.out}; resume with the same "
                                 "config (only generations may change)")
+        dist.warn_if_other_devices(self.out, self.mesh)
         return ckpt
 
     def _write_objective(self, mean_host) -> None:
@@ -443,6 +444,7 @@ class MetaRun:
             self.scales = self._measure_scales(ckpt.normalisers if ckpt is not None else {})
         if self.writer:
             atomic_write_text(self.out / "config.yaml", self.config_yaml)
+            dist.record_devices(self.out, self.mesh)
             if self.normalisers_by_env or self.paired:
                 baselines = ({"random_policy": self.random_returns, "ppo_gap": self.scales} if self.paired
                              else self.normalisers_by_env)
@@ -579,7 +581,8 @@ class MetaRun:
         summary = {"generations": done, "env_steps": env_steps,
                    "fitness_of_initial_mean": extra.get("fitness_of_initial_mean"),
                    "fitness_of_final_mean": extra.get("fitness_of_final_mean"),
-                   "normalisers": self.normalisers_by_env, "objective": "objective.msgpack"}
+                   "normalisers": self.normalisers_by_env, "objective": "objective.msgpack",
+                   "devices": int(self.mesh.devices.size)}
         if self.paired:
             summary["normalise"] = "paired: 1 + (x - ppo on the same seed keys) / ppo_gap[task]"
             summary["random_policy"] = self.random_returns

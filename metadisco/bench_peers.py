@@ -1,0 +1,167 @@
+"""`metadisco bench --peers`: metadisco against rejax's PPO at the same settings, in one process, alternating.
+
+Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tanh 64x64, PureJaxRL's):
+
+- seeds_1: env steps/s of one seed. metadisco: the program `metadisco train --seeds 1` runs (one seed cannot
+  be split, so one device); rejax: `jit(algo.train)`.
+- seeds_16: 16 seeds. metadisco: sharded over every device, vmapped on each (`metadisco.runs`); rejax: vmapped,
+  its own way (it has no device sharding).
+- population: one meta-training generation in the quickstart's shape (`QUICKSTART`: 16 members x 2 seeds x
+  16,384 steps, LPO drift hidden 32, lr 2.5e-3). metadisco: the meta-training population evaluator, members
+  sharded over the devices; rejax: vmap over 16 PPO variants (clip_eps, a pytree field) x vmap over 2 seeds,
+  the way rejax sweeps hyperparameters. metadisco's members carry a learned drift, rejax's a handcrafted one,
+  so metadisco does slightly more work per step.
+- compile: seconds to trace and compile the one-seed program (no persistent cache: `bench` turns it off).
+
+Secondary: env-only steps/s (the env with random actions, the same wrappers and env count, one seed).
+
+Every figure alternates metadisco and rejax `repeats` times, each compiled once beforehand, and keeps every
+sample; `ratio` is metadisco's median over rejax's (> 1: metadisco is faster; for compile, < 1 is faster).
+On a shared machine, load moves absolute figures by tens of percent; alternating in one process makes the
+ratio the robust figure. `load` is the 1-minute load average before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import jax
+import numpy as np
+
+from metadisco import compile_cache, peers
+from metadisco.bench import env_only_fn
+from metadisco.objectives import BUILTIN_OBJECTIVES
+from metadisco.runs import resolve_config, seed_keys, seeds_program
+
+ENV = "CartPole-v1"
+# experiments/quickstart.yaml's shape (tests/test_bench_peers.py checks they agree).
+QUICKSTART = {
+    "objective": {"drift": {"kind": "lpo", "hidden": 32}},
+    "tasks": [{"env": ENV, "timesteps": 16_384, "seeds": 2, "train": {"lr": 0.0025}}],
+    "strategy": {"name": "Open_ES", "population_size": 16, "sigma_init": 0.03, "lr": 0.03},
+    "generations": 1, "eval_every": 10_000, "held_out_envs": [],
+}
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _compile(fn, *args):
+    """(compiled, trace + compile seconds) without the persistent cache's help (checked)."""
+    hits = compile_cache.hits()
+    start = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    seconds = time.perf_counter() - start
+    if compile_cache.hits() != hits:
+        raise RuntimeError("a benchmark program came from the persistent compilation cache; run with "
+                           "--no-compile-cache")
+    return compiled, seconds
+
+
+def _run_seconds(compiled, *args) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(compiled(*args))
+    return time.perf_counter() - start
+
+
+def _alternate(ours, theirs, steps: int, repeats: int) -> dict:
+    """Alternate two (compiled, args) pairs `repeats` times: env steps/s samples, medians and their ratio."""
+    samples = {"metadisco": [], "rejax": []}
+    load = [_load()]
+    for _ in range(repeats):
+        for name, (compiled, args) in (("metadisco", ours), ("rejax", theirs)):
+            samples[name].append(steps / _run_seconds(compiled, *args))
+    load.append(_load())
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    return {"env_steps": steps,
+            "metadisco_steps_per_second": med["metadisco"], "rejax_steps_per_second": med["rejax"],
+            "ratio": med["metadisco"] / med["rejax"], "samples": samples, "load": load}
+
+
+def seeds_figure(num_seeds: int, timesteps: int, repeats: int) -> dict:
+    config = resolve_config(ENV, timesteps=timesteps)
+    ppo = BUILTIN_OBJECTIVES["ppo"]
+    fn, args, devices = seeds_program(ENV, ppo, ppo.zero_meta(), config, num_seeds)
+    ours, _ = _compile(fn, *args)
+    keys = seed_keys(num_seeds)
+    rejax_fn = jax.jit(jax.vmap(peers.rejax_train(ENV, config))) if num_seeds > 1 \
+        else jax.jit(peers.rejax_train(ENV, config))
+    rejax_args = (keys,) if num_seeds > 1 else (keys[0],)
+    theirs, _ = _compile(rejax_fn, *rejax_args)
+    steps = num_seeds * config.num_updates * config.batch_size
+    return {"seeds": num_seeds, "timesteps_per_seed": config.num_updates * config.batch_size,
+            "metadisco_devices": len(devices),
+            **_alternate((ours, args), (theirs, rejax_args), steps, repeats)}
+
+
+def population_figure(repeats: int, devices=None) -> dict:
+    from metadisco.meta import distributed as dist
+    from metadisco.meta.bench import population_call
+    from metadisco.meta.config import parse_config
+
+    config = parse_config(QUICKSTART)
+    devices = jax.devices() if devices is None else devices
+    (fn, args), steps, mesh = population_call(config, dist.make_mesh(devices))
+    ours, _ = _compile(fn, *args)
+    task = config.tasks[0]
+    train_config = resolve_config(task.env, task.preset, task.overrides(), task.timesteps)
+    population = config.strategy.population_size
+    clip_eps = np.linspace(0.15, 0.25, population, dtype=np.float32)  # 16 PPO variants
+    keys = np.broadcast_to(np.asarray(seed_keys(task.seeds)), (population, task.seeds, 2))
+    theirs, _ = _compile(jax.jit(peers.rejax_population(task.env, train_config)), clip_eps, keys)
+    return {"population": population, "seeds": task.seeds, "timesteps_per_run": task.timesteps,
+            "objective": "lpo (hidden 32)", "rejax_variants": "clip_eps 0.15 ... 0.25",
+            "metadisco_devices": int(mesh.devices.size),
+            **_alternate((ours, args), (theirs, (clip_eps, keys)), steps, repeats)}
+
+
+def compile_figure(timesteps: int, repeats: int) -> dict:
+    """Trace + compile seconds of the one-seed programs, alternating; fresh functions every time."""
+    config = resolve_config(ENV, timesteps=timesteps)
+    ppo = BUILTIN_OBJECTIVES["ppo"]
+    key = seed_keys(1)[0]
+    samples = {"metadisco": [], "rejax": []}
+    load = [_load()]
+    for _ in range(repeats):
+        fn, args, _ = seeds_program(ENV, ppo, ppo.zero_meta(), config, 1)
+        samples["metadisco"].append(_compile(fn, *args)[1])
+        samples["rejax"].append(_compile(jax.jit(peers.rejax_train(ENV, config)), key)[1])
+    load.append(_load())
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    return {"metadisco_seconds": med["metadisco"], "rejax_seconds": med["rejax"],
+            "ratio": med["metadisco"] / med["rejax"], "samples": samples, "load": load}
+
+
+def env_only_figure(timesteps: int, repeats: int) -> dict:
+    config = resolve_config(ENV, timesteps=timesteps)
+    key = seed_keys(1)[0]
+    compiled, _ = _compile(jax.jit(env_only_fn(ENV, config)), key)
+    steps = config.num_updates * config.batch_size
+    samples = [steps / _run_seconds(compiled, key) for _ in range(repeats)]
+    return {"env_steps_per_second": statistics.median(samples), "samples": samples}
+
+
+def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None) -> dict:
+    """All figures; `say` reports progress."""
+    out = {"env": ENV, "preset": "classic", "repeats": repeats, "load_before": _load()}
+    say(f"peers: 1 seed x {timesteps} steps, alternating metadisco / rejax {repeats} times")
+    out["seeds_1"] = seeds_figure(1, timesteps, repeats)
+    say(f"peers: 16 seeds x {timesteps} steps")
+    out["seeds_16"] = seeds_figure(16, timesteps, repeats)
+    say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
+    out["population"] = population_figure(repeats)
+    say("peers: compile seconds, 1 seed")
+    out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
+    say("peers: env only")
+    out["env_only_seeds_1"] = env_only_figure(timesteps, repeats)
+    out["load_after"] = _load()
+    out["headline"] = {
+        "seeds_1_ratio": out["seeds_1"]["ratio"], "seeds_16_ratio": out["seeds_16"]["ratio"],
+        "population_ratio": out["population"]["ratio"], "compile_ratio": out["compile"]["ratio"],
+        "targets": {"seeds_1_ratio": ">= 1.0", "seeds_16_ratio": ">= 1.5", "population_ratio": ">= 1.5",
+                    "compile_ratio": "<= 1.2"},
+    }
+    return out
