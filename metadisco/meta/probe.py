@@ -27,8 +27,9 @@ import numpy as np
 from metadisco.fitness import ppo_gap
 from metadisco.meta import distributed as dist
 from metadisco.meta import paired
+from metadisco.meta.loop import INIT_STREAM
 
-PROBE_STREAM = 0x7FFFFFFA
+PROBE_STREAM = 0x7FFFFFFA  # below the loop's streams (meta/loop.py: 0x7FFFFFFB .. 0x7FFFFFFF)
 VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),
             (0.2, "weak: seed noise hides most of the signal; raise seeds (or population)"),
             (0.0, "noise: the ES gradient would be mostly seed noise; this config will not learn"))
@@ -62,7 +63,7 @@ def probe(run, repeats: int = 4, progress=None) -> dict:
     rows = paired.count_rows(P, devices)
     k = min(P // 2, (rows - 2) // 2)
     random = run._measure_random()
-    es_state = run._init(dist.to_global(jax.random.fold_in(run.base_key, 0x7FFFFFFD), run.mesh))
+    es_state = run._init(dist.to_global(jax.random.fold_in(run.base_key, INIT_STREAM), run.mesh))
     population = dist.to_host(run._ask(dist.to_global(jax.random.fold_in(run.base_key, 0), run.mesh),
                                        es_state)[0])
     mean = dist.to_host(run._mean(es_state))
