@@ -12,14 +12,16 @@ Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tan
   evaluator, members sharded over the devices; rejax: vmap over 16 PPO variants (clip_eps, a pytree field) x
   vmap over 2 seeds, the way rejax sweeps hyperparameters. metadisco's members carry a learned drift, rejax's
   a handcrafted one, so metadisco does slightly more work per step.
-- compile: seconds to trace and compile the one-seed program (no persistent cache: `bench` turns it off).
+- compile: seconds to trace and compile the one-seed program (no persistent cache: `bench` turns it off), wall
+  and process CPU time (XLA compiles on several threads, so wall time depends on what else runs).
 
 Secondary: env-only steps/s (the env with random actions, the same wrappers and env count, one seed).
 
 Every figure alternates metadisco and rejax `repeats` times, each compiled once beforehand, and keeps every
 sample; `ratio` is metadisco's median over rejax's (> 1: metadisco is faster; for compile, < 1 is faster).
 On a shared machine, load moves absolute figures by tens of percent; alternating in one process makes the
-ratio the robust figure. `load` is the 1-minute load average before and after.
+ratio the robust figure. `load` is the 1-minute load average before and after. `cores_busy` (process CPU
+seconds over wall seconds, median) shows how many cores each program kept busy.
 """
 
 from __future__ import annotations
@@ -51,11 +53,15 @@ def _load() -> float:
 
 
 def _compile(fn, *args):
-    """(compiled, trace + compile seconds) without the persistent cache's help (checked)."""
+    """(compiled, {"seconds", "trace_seconds", "cpu_seconds"}) of trace + compile, without the persistent
+    cache's help (checked). cpu_seconds is this process's CPU time over the same span."""
     hits = compile_cache.hits()
-    start = time.perf_counter()
-    compiled = fn.lower(*args).compile()
-    seconds = time.perf_counter() - start
+    start, cpu = time.perf_counter(), time.process_time()
+    lowered = fn.lower(*args)
+    traced = time.perf_counter()
+    compiled = lowered.compile()
+    seconds = {"seconds": time.perf_counter() - start, "trace_seconds": traced - start,
+               "cpu_seconds": time.process_time() - cpu}
     if compile_cache.hits() != hits:
         raise RuntimeError("a benchmark program came from the persistent compilation cache; run with "
                            "--no-compile-cache")
@@ -71,15 +77,20 @@ def _run_seconds(compiled, *args) -> float:
 def _alternate(ours, theirs, steps: int, repeats: int) -> dict:
     """Alternate two (compiled, args) pairs `repeats` times: env steps/s samples, medians and their ratio."""
     samples = {"metadisco": [], "rejax": []}
+    busy = {"metadisco": [], "rejax": []}
     load = [_load()]
     for _ in range(repeats):
         for name, (compiled, args) in (("metadisco", ours), ("rejax", theirs)):
-            samples[name].append(steps / _run_seconds(compiled, *args))
+            cpu = time.process_time()
+            seconds = _run_seconds(compiled, *args)
+            samples[name].append(steps / seconds)
+            busy[name].append((time.process_time() - cpu) / seconds)
     load.append(_load())
     med = {k: statistics.median(v) for k, v in samples.items()}
     return {"env_steps": steps,
             "metadisco_steps_per_second": med["metadisco"], "rejax_steps_per_second": med["rejax"],
-            "ratio": med["metadisco"] / med["rejax"], "samples": samples, "load": load}
+            "ratio": med["metadisco"] / med["rejax"], "samples": samples,
+            "cores_busy": {k: statistics.median(v) for k, v in busy.items()}, "load": load}
 
 
 def seeds_figure(num_seeds: int, timesteps: int, repeats: int) -> dict:
@@ -131,9 +142,11 @@ def compile_figure(timesteps: int, repeats: int) -> dict:
         samples["metadisco"].append(_compile(fn, *args)[1])
         samples["rejax"].append(_compile(jax.jit(peers.rejax_train(ENV, config)), key)[1])
     load.append(_load())
-    med = {k: statistics.median(v) for k, v in samples.items()}
-    return {"metadisco_seconds": med["metadisco"], "rejax_seconds": med["rejax"],
-            "ratio": med["metadisco"] / med["rejax"], "samples": samples, "load": load}
+    med = {name: {k: statistics.median(run[k] for run in runs) for k in runs[0]} for name, runs in samples.items()}
+    return {"metadisco_seconds": med["metadisco"]["seconds"], "rejax_seconds": med["rejax"]["seconds"],
+            "ratio": med["metadisco"]["seconds"] / med["rejax"]["seconds"],
+            "cpu_ratio": med["metadisco"]["cpu_seconds"] / med["rejax"]["cpu_seconds"],
+            "medians": med, "samples": samples, "load": load}
 
 
 def env_only_figure(timesteps: int, repeats: int) -> dict:
