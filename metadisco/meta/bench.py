@@ -17,7 +17,8 @@ import numpy as np
 
 from metadisco.meta import distributed as dist
 from metadisco.meta.config import parse_config
-from metadisco.meta.loop import MetaRun
+from metadisco.meta.loop import meta_train
+from metadisco.meta.step import GenerationStep
 
 POPULATIONS = (1, 4, 16, 64)
 
@@ -42,8 +43,7 @@ def _mesh_for(population: int):
 def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int = 6) -> dict:
     config = parse_config(bench_config(population, timesteps, generations))
     with tempfile.TemporaryDirectory() as out:
-        run = MetaRun(config, out, mesh=_mesh_for(population), progress=False)
-        result = run.run()
+        result = meta_train(config, out, mesh=_mesh_for(population), progress=False)
     t = result.timing
     skip = 1
     gens = len(t.generation) - skip
@@ -58,14 +58,13 @@ def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int 
 def population_call(config, mesh):
     """((population evaluator, (population, keys)), env steps, mesh) of generation 0's first task: the program
     a meta-training generation runs, uncompiled."""
-    run = MetaRun(config, None, mesh=mesh, progress=False)
-    es_state = run._init(dist.to_global(run.base_key, run.mesh))
-    population_tree, _ = run._ask(dist.to_global(run.base_key, run.mesh), es_state)
-    _, _, task_keys = run._generation_keys(0)
-    task = run.tasks[0]
-    keys = dist.to_global(task_keys[0], run.mesh)
+    step = GenerationStep(config, mesh)
+    es_state = step.init(step.base_key)
+    population_tree, _ = step.ask(step.base_key, es_state)
+    task = step.tasks[0]
+    keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
     steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
-    return (task.evaluate, (population_tree, keys)), steps, run.mesh
+    return (task.evaluate, (population_tree, keys)), steps, step.mesh
 
 
 def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
