@@ -2,7 +2,7 @@
 meta-validation with a kept best objective, the fitness-noise probe, and per-env evaluation budgets.
 
 Every run is tiny (4 envs x 16 steps, hidden-8 nets, population 4 over the 4 test devices) and the runs share
-compiled programs through `metadisco.meta.tasks._EVALUATORS`.
+compiled programs through `metadisco.meta.tasks._PROGRAMS`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.runs import resolve_config, train_seeds
+from metadisco.train_seeds import resolve_config, train_seeds
 
 pytestmark = pytest.mark.slow
 

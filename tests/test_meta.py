@@ -2,7 +2,7 @@
 device, checkpoints, refusal to overwrite, damaged checkpoints, `--set generations=0`.
 
 Every run is tiny (CartPole, 4 envs x 16 steps, 4 updates, a hidden-8 LPO drift, population 4) and shares one
-compiled population evaluator per mesh (tasks._EVALUATORS).
+compiled population evaluator per mesh (tasks._PROGRAMS).
 """
 
 from __future__ import annotations
@@ -364,6 +364,6 @@ def test_the_training_path_imports_no_matplotlib():
     import subprocess
     import sys
 
-    code = ("import sys, metadisco.train, metadisco.runs, metadisco.meta.loop, metadisco.cli; "
+    code = ("import sys, metadisco.train, metadisco.train_seeds, metadisco.meta.loop, metadisco.cli; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

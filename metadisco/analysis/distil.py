@@ -107,7 +107,7 @@ def write_distilled(out: Path, original: Objective, original_meta: Any, result: 
 def retained_performance(env_id: str, original: tuple[Objective, Any], distilled: tuple[Objective, Any],
                          seeds: int, timesteps: int | None = None, overrides=(), seed: int = 0) -> dict:
     """Train original and distilled with the same seed keys; final returns and distilled / original."""
-    from metadisco.runs import resolve_config, train_seeds
+    from metadisco.train_seeds import resolve_config, train_seeds
 
     config = resolve_config(env_id, None, overrides, timesteps)
     out = {"env": env_id, "seeds": seeds, "seed": seed, "timesteps": config.num_updates * config.batch_size}

@@ -54,7 +54,7 @@ def run(args) -> int:
         raise UserError(f"--points must be at least 5, got {args.points}")
     # Everything the user typed is checked before the first (long) step, and --out before any writing.
     from metadisco.limits import check_trainer_fits
-    from metadisco.runs import resolve_config
+    from metadisco.train_seeds import resolve_config
 
     if args.weighted_by_env:
         resolve_config(args.weighted_by_env, None, args.overrides, args.collect_timesteps)

@@ -37,7 +37,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
     from metadisco.evaluate import summary
     from metadisco.io import atomic_write_text, check_output_dir, write_json
     from metadisco.limits import check_trainer_fits
-    from metadisco.runs import resolve_config
+    from metadisco.train_seeds import resolve_config
     from metadisco.validate import INT32_MAX, check_int, check_seed
 
     if num_seeds < 1:

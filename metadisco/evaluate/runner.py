@@ -24,8 +24,8 @@ from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.evaluate.methods import Method
 from metadisco.fitness import diverged, reduce_fitness
-from metadisco.runs import seed_keys
 from metadisco.train import Metrics, make_train
+from metadisco.train_seeds import seed_keys
 
 
 @dataclass

@@ -91,7 +91,7 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
     """Baseline returns per task env when fitness needs normalising (several tasks, or any baseline set):
     from the config, else the cache, else measured once by training PPO."""
     from metadisco.objectives import BUILTIN_OBJECTIVES
-    from metadisco.runs import train_seeds
+    from metadisco.train_seeds import train_seeds
 
     config = step.config
     cfgs = config.tasks

@@ -42,14 +42,14 @@ class Timing:
     """Per-generation seconds, for the benchmark's ES-overhead figure (`RunResult.timing`)."""
 
     generation: list[float] = field(default_factory=list)
-    evaluate: list[float] = field(default_factory=list)  # training the members
+    train: list[float] = field(default_factory=list)  # training the members
     mean_eval: list[float] = field(default_factory=list)
     es: list[float] = field(default_factory=list)
     io: list[float] = field(default_factory=list)
 
     def on_generation(self, line: dict, seconds: Seconds) -> None:
         self.generation.append(seconds.generation)
-        self.evaluate.append(seconds.train)
+        self.train.append(seconds.train)
         self.mean_eval.append(seconds.mean_eval)
         self.es.append(seconds.es)
         self.io.append(seconds.io)
@@ -57,7 +57,7 @@ class Timing:
     def overhead_fraction(self, skip: int = 1) -> float:
         """Share of a generation that is not training (ES, keys, fitness, logging, checkpoint), from the
         generations after the first `skip`; mean evaluations are work, not overhead, and are left out."""
-        gen, work, mean = (np.asarray(x[skip:]) for x in (self.generation, self.evaluate, self.mean_eval))
+        gen, work, mean = (np.asarray(x[skip:]) for x in (self.generation, self.train, self.mean_eval))
         return float(np.sum(gen - work - mean) / np.sum(gen - mean))
 
 

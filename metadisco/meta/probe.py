@@ -86,7 +86,7 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
         outs = []
         for r in range(repeats):
             seeds = keys[r * S:(r + 1) * S]
-            outs.append(dist.to_host(task.evaluate(block, dist.to_global(paired.rows_of(seeds, rows), step.mesh))))
+            outs.append(step.train_rows(task, block, paired.rows_of(seeds, rows)))
             if progress is not None:
                 progress.update(1)
         F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]

@@ -251,7 +251,7 @@ class GenerationStep:
     def train_rows(self, task: Task, rows, keys) -> np.ndarray:
         """Run `task`'s population program on `rows` (device pytree, leaves [M, ...]) and host seed keys
         [M, S, 2]: returns [M, S] (host)."""
-        return dist.to_host(task.evaluate(rows, dist.to_global(keys, self.mesh)))
+        return dist.to_host(task.population_program(rows, dist.to_global(keys, self.mesh)))
 
     def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
                            ) -> PopulationFitness:

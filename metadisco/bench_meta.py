@@ -3,7 +3,7 @@
 - overhead: a short LPO-on-CartPole run with every generation logged and checkpointed; the share of a
   generation that is not training the members (ask, tell, keys, fitness, metrics line, objective file,
   checkpoint, progress), over the generations after the first. Target: <= 1%.
-- throughput: env steps per second of the compiled population evaluator (members x seeds x trainer) for
+- throughput: env steps per second of the compiled population program (members x seeds x trainer) for
   populations 1, 4, 16, 64 on CartPole, compile time apart (best of two runs).
 """
 
@@ -56,7 +56,7 @@ def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int 
 
 
 def population_call(config, mesh):
-    """((population evaluator, (population, keys)), env steps, mesh) of generation 0's first task: the program
+    """((population program, (population, keys)), env steps, mesh) of generation 0's first task: the program
     a meta-training generation runs, uncompiled."""
     step = GenerationStep(config, mesh)
     es_state = step.init(step.base_key)
@@ -64,7 +64,7 @@ def population_call(config, mesh):
     task = step.tasks[0]
     keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
     steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
-    return (task.evaluate, (population_tree, keys)), steps, step.mesh
+    return (task.population_program, (population_tree, keys)), steps, step.mesh
 
 
 def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
@@ -72,9 +72,9 @@ def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> d
     for population in populations:
         strategy = "Open_ES" if population % 2 == 0 else "SimpleGA"
         config = parse_config(bench_config(population, timesteps, 1, strategy))
-        (evaluate, args), steps, mesh = population_call(config, _mesh_for(population))
+        (program, args), steps, mesh = population_call(config, _mesh_for(population))
         start = time.perf_counter()
-        compiled = evaluate.lower(*args).compile()
+        compiled = program.lower(*args).compile()
         compile_s = time.perf_counter() - start
         best = float("inf")
         for _ in range(2):
