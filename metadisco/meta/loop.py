@@ -32,7 +32,7 @@ from metadisco.meta import distributed as dist
 from metadisco.meta.baselines import Baselines, measure_baselines
 from metadisco.meta.callbacks import MetaCurveFigure, ProgressBar, Seconds, Timing, notify
 from metadisco.meta.config import MetaConfig, parse_config
-from metadisco.meta.rundir import BEST_OBJECTIVE, OBJECTIVE, SUMMARY, RunDir
+from metadisco.meta.rundir import BASELINES, BEST_OBJECTIVE, OBJECTIVE, SUMMARY, RunDir
 from metadisco.meta.step import (  # noqa: F401  (the stream tags and fitness helpers are part of this API)
     EVAL_STREAM,
     INIT_STREAM,
@@ -159,7 +159,7 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
     if writer:
         run_dir.write_config(config_yaml, step.mesh)
         if baselines.to_json() is not None:
-            run_dir.write_json("baselines.json", baselines.to_json())
+            run_dir.write_json(BASELINES, baselines.to_json())
 
     if start == 0 and "fitness_of_initial_mean" not in extra and config.generations > 0:
         say("evaluating the initial objective on fresh seeds (compiling first)")
