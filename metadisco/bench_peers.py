@@ -4,12 +4,12 @@ Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tan
 
 - seeds_1: env steps/s of one seed. metadisco: the program `metadisco train --seeds 1` runs (one seed cannot
   be split, so one device); rejax: `jit(algo.train)`.
-- seeds_16: 16 seeds. metadisco: sharded over every device, vmapped on each (`metadisco.runs`); rejax: vmapped,
+- seeds_16: 16 seeds. metadisco: sharded over every device, vmapped on each (`metadisco.train_seeds`); rejax: vmapped,
   its own way (it has no device sharding).
 - population: one meta-training generation in the quickstart's shape (`QUICKSTART`: 16 members x 2 seeds x
   16,384 CartPole steps; the LPO drift, hidden 32, and lr 2.5e-3 of the quickstart this figure was first
   measured with, kept so that figures compare across versions). metadisco: the meta-training population
-  evaluator, members sharded over the devices; rejax: vmap over 16 PPO variants (clip_eps, a pytree field) x
+  program, members sharded over the devices; rejax: vmap over 16 PPO variants (clip_eps, a pytree field) x
   vmap over 2 seeds, the way rejax sweeps hyperparameters. metadisco's members carry a learned drift, rejax's
   a handcrafted one, so metadisco does slightly more work per step.
 - compile: seconds to trace and compile the one-seed program (no persistent cache: `bench` turns it off), wall
@@ -34,9 +34,9 @@ import jax
 import numpy as np
 
 from metadisco import compile_cache, peers
-from metadisco.bench import env_only_fn
+from metadisco.bench_train import env_only_fn
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.runs import resolve_config, seed_keys, seeds_program
+from metadisco.train_seeds import resolve_config, seed_keys, seeds_program
 
 ENV = "CartPole-v1"
 # experiments/quickstart.yaml's shape (tests/test_bench_peers.py checks they agree).
@@ -110,8 +110,8 @@ def seeds_figure(num_seeds: int, timesteps: int, repeats: int) -> dict:
 
 
 def population_figure(repeats: int, devices=None) -> dict:
+    from metadisco.bench_meta import population_call
     from metadisco.meta import distributed as dist
-    from metadisco.meta.bench import population_call
     from metadisco.meta.config import parse_config
 
     config = parse_config(QUICKSTART)

@@ -2,7 +2,7 @@
 
 Every field fixes a shape or a constant of the compiled trainer, so the whole config is static under `jax.jit`
 (it is hashable). Numbers that are evolved live in the objective's meta-parameters, not here.
-Presets follow PureJaxRL's settings (REFERENCE §7).
+Presets follow PureJaxRL's settings (Lu et al., NeurIPS 2022).
 """
 
 from __future__ import annotations

@@ -37,17 +37,20 @@ def final_return(metrics: Metrics, window: float = 0.05) -> jnp.ndarray:
     return jnp.where(diverged(metrics), jnp.nan, value)
 
 
-def mean_return(metrics: Metrics) -> jnp.ndarray:
-    """Area under the learning curve: mean return of all episodes finished over training (NaN if diverged)."""
+def mean_return(metrics: Metrics, window: float | None = None) -> jnp.ndarray:
+    """Area under the learning curve: mean return of all episodes finished over training (NaN if diverged).
+    `window` is accepted so every fitness has the same call shape, and ignored."""
     return jnp.where(diverged(metrics), jnp.nan, _window_mean(metrics, 0))
 
 
+# Every fitness is `fn(metrics, window)`: the one call shape `reduce_fitness` relies on.
 FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return}
 
 
 def reduce_fitness(name: str, metrics: Metrics, final_window: float) -> jnp.ndarray:
-    """The fitness called `name` of each run in `metrics` (final_return over the trainer's final window)."""
-    return final_return(metrics, final_window) if name == "final_return" else FITNESS_FNS[name](metrics)
+    """The fitness called `name` of each run in `metrics`, over the trainer's final window where it has one:
+    the one place a fitness name becomes numbers (meta-training, baselines, held-out evaluation)."""
+    return FITNESS_FNS[name](metrics, final_window)
 
 
 def ppo_gap(ppo, random, min_gap: float = 0.05):

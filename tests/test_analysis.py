@@ -8,12 +8,12 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from analysis import families
-from analysis.distil import distil, grid_target
-from analysis.parametric import distil_parametric
-from analysis.surfaces import surface
-from analysis.sym import to_numpy, to_sympy
-from analysis.validity import drift_violation
+from metadisco.analysis import families
+from metadisco.analysis.distil import distil, grid_target
+from metadisco.analysis.parametric import distil_parametric
+from metadisco.analysis.surfaces import surface
+from metadisco.analysis.sym import to_numpy, to_sympy
+from metadisco.analysis.validity import drift_violation
 from metadisco.cli import main
 from metadisco.objectives import BUILTIN_OBJECTIVES, DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, save_objective
 from metadisco.objectives.drift import dpo_drift, ppo_drift
@@ -106,11 +106,11 @@ def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
     (learned_run / "eval" / "eval.md").write_text("| env | method | mean |\n|---|---|---|\n| CartPole-v1 | x | 1 |\n")
     assert main(["report", str(learned_run)]) == 0  # draws what `metadisco plot RUN_DIR` draws, into figures/
     names = {p.name for p in (learned_run / "figures").iterdir()}
-    assert {"drift_progress.png", "meta_curve.png", "value_loss.png", "optimizer.png"} <= names
+    assert {"drift_progress.png", "population_curve.png", "value_loss.png", "optimizer.png"} <= names
     for path in (learned_run / "figures").iterdir():
         _assert_png(path)
     report = (learned_run / "report.md").read_text()
-    assert "![meta-training curve](figures/meta_curve.png)" in report
+    assert "![meta-training curve](figures/population_curve.png)" in report
     assert "figures/drift_progress.png" in report and "| CartPole-v1 | x | 1 |" in report
     assert "## Distilled forms" in report and (learned_run / "distil" / "distilled.msgpack").is_file()
 

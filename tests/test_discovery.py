@@ -2,7 +2,7 @@
 meta-validation with a kept best objective, the fitness-noise probe, and per-env evaluation budgets.
 
 Every run is tiny (4 envs x 16 steps, hidden-8 nets, population 4 over the 4 test devices) and the runs share
-compiled programs through `metadisco.meta.tasks._EVALUATORS`.
+compiled programs through `metadisco.meta.tasks._PROGRAMS`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from metadisco.errors import UserError
 from metadisco.fitness import ppo_gap, ppo_normalised
 from metadisco.meta import distributed as dist
 from metadisco.meta import paired
+from metadisco.meta.baselines import Baselines, measure_random
 from metadisco.meta.config import parse_config
-from metadisco.meta.loop import MetaRun, meta_train
+from metadisco.meta.loop import meta_train
 from metadisco.meta.probe import _pair_stats, probe
+from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
 
 TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
@@ -90,25 +92,25 @@ def test_lifetimes_read_back_and_old_configs_keep_their_resolved_form():
 
 
 def test_task_sampling_is_a_function_of_seed_and_generation():
-    a = MetaRun(parse_config(discover(generations=0)), None, progress=False)
-    b = MetaRun(parse_config(discover(generations=0)), None, progress=False)
-    draws = [[t.name for t in a.generation_tasks(g)] for g in range(40)]
-    assert draws == [[t.name for t in b.generation_tasks(g)] for g in range(40)]
+    a = GenerationStep(parse_config(discover(generations=0)))
+    b = GenerationStep(parse_config(discover(generations=0)))
+    draws = [[t.name for t in a.tasks_of(g)] for g in range(40)]
+    assert draws == [[t.name for t in b.tasks_of(g)] for g in range(40)]
     assert all(len(d) == 1 for d in draws)  # tasks_per_generation: 1
     # every task and every length is drawn, in some generations and not others
     assert {d[0] for d in draws} == {"CartPole-v1@256", "CartPole-v1@512", "UmbrellaChain-bsuite@512"}
-    c = MetaRun(parse_config(discover(generations=0, seed=1)), None, progress=False)
-    assert draws != [[t.name for t in c.generation_tasks(g)] for g in range(40)]
+    c = GenerationStep(parse_config(discover(generations=0, seed=1)))
+    assert draws != [[t.name for t in c.tasks_of(g)] for g in range(40)]
     # a task's seed keys do not depend on which length it is drawn at
-    keys = [a._generation_keys(g)[2][0] for g in range(3)]
+    keys = [a.keys(g).tasks[0] for g in range(3)]
     assert keys[0].shape == (4, 2, 2) and not np.array_equal(keys[0], keys[1])
 
 
 def test_no_sampling_trains_every_task_every_generation():
     config = parse_config(discover(sampling={"tasks_per_generation": 0},
                                    tasks=[{**DISCOVER["tasks"][0], "timesteps": 256}, DISCOVER["tasks"][1]]))
-    run = MetaRun(config, None, progress=False)
-    assert [t.name for t in run.generation_tasks(7)] == ["CartPole-v1@256", "UmbrellaChain-bsuite@512"]
+    step = GenerationStep(config)
+    assert [t.name for t in step.tasks_of(7)] == ["CartPole-v1@256", "UmbrellaChain-bsuite@512"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -129,16 +131,17 @@ def test_ppo_normalised_invariants():
 
 
 def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
-    run = MetaRun(parse_config(discover()), None, progress=False)
-    run.random_returns = run._measure_random()
-    run.scales = {t.name: 1.7 for t in run.tasks}  # any scale: PPO's own score is 1 + 0 / scale
-    es_state = run._init(dist.to_global(run.base_key, run.mesh))
-    ask_key, _, task_keys = run._generation_keys(0)
-    population, _ = run._ask(dist.to_global(ask_key, run.mesh), es_state)
+    step = GenerationStep(parse_config(discover()))
+    # any scale: PPO's own score is 1 + 0 / scale
+    baselines = Baselines(random=measure_random(step), scales={t.name: 1.7 for t in step.tasks}, paired=True)
+    es_state = step.init(step.base_key)
+    keys = step.keys(0)
+    population, _ = step.ask(keys.ask, es_state)
     population = jax.tree.map(lambda x: np.asarray(x).copy(), dist.to_host(population))
-    for leaf, zero in zip(jax.tree.leaves(population), jax.tree.leaves(run.control), strict=True):
+    for leaf, zero in zip(jax.tree.leaves(population), jax.tree.leaves(step.control), strict=True):
         leaf[2] = zero  # member 2 is PPO exactly (every learned piece at zero)
-    _, fitness = run._evaluate(dist.to_global(population, run.mesh), task_keys, run.generation_tasks(0))
+    fitness = step.population_fitness(dist.to_global(population, step.mesh), keys.tasks, step.tasks_of(0),
+                                      baselines).fitness
     assert fitness[2] == 1.0
     assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)
 
@@ -173,11 +176,9 @@ def test_validation_keeps_the_best_generation(full_run):
     if best_gen > 0:
         assert dict(scores)[best_gen] == best
     # and the kept objective, validated again, scores exactly what was recorded
-    run = MetaRun(parse_config(discover()), None, progress=False)
-    run.random_returns = run._measure_random()
-    run.scales = {}
+    step = GenerationStep(parse_config(discover()))
     _, meta = load_objective(out / "objective_best.msgpack")
-    assert run.score_paired(meta, run.valid_tasks, run._validation_keys)[0] == best
+    assert step.validation(meta, Baselines(random=measure_random(step), paired=True))[0] == best
     # commands given the run directory use the kept objective
     from metadisco.evaluate.methods import method_from, run_objective_file
 
@@ -224,9 +225,9 @@ def test_pair_stats_find_signal_and_noise():
 
 
 def test_probe_reports_every_task_and_a_verdict(full_run):
-    run = MetaRun(parse_config(discover()), None, progress=False)
-    report = probe(run, repeats=2)
-    assert set(report["tasks"]) == {t.name for t in run.tasks}
+    step = GenerationStep(parse_config(discover()))
+    report = probe(step, repeats=2)
+    assert set(report["tasks"]) == {t.name for t in step.tasks}
     for stats in report["tasks"].values():
         assert stats["seeds"] == 4 and stats["seed_std"] >= 0 and stats["ppo_gap"] > 0
     assert report["verdict"].split(":")[0] in ("usable", "weak", "noise")

@@ -17,8 +17,8 @@ from metadisco.evaluate import evaluate, summary
 from metadisco.evaluate.runner import MethodRun
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.objectives.files import save_objective
-from metadisco.runs import seed_keys
 from metadisco.train import Metrics
+from metadisco.train_seeds import seed_keys
 
 ENV = "CartPole-v1"
 SEEDS = 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from metadisco.fitness import final_return, mean_return, to_minimise
-from metadisco.meta.loop import combine, member_fitness
+from metadisco.meta.step import combine, member_fitness
 from metadisco.train import Metrics
 
 

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.runs import resolve_config, train_seeds
+from metadisco.train_seeds import resolve_config, train_seeds
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("objective", ["ppo", "dpo"])
 def test_cartpole_preset_reaches_400(objective):
-    """REFERENCE §7: PPO with the CartPole preset, 5e5 steps, reaches about 410 over 16 seeds."""
+    """PureJaxRL (Lu et al., NeurIPS 2022): PPO with the CartPole preset, 5e5 steps, reaches about 410 over 16 seeds."""
     config = resolve_config("CartPole-v1")
     assert config.total_timesteps == 500_000
     obj = BUILTIN_OBJECTIVES[objective]

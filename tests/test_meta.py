@@ -2,7 +2,7 @@
 device, checkpoints, refusal to overwrite, damaged checkpoints, `--set generations=0`.
 
 Every run is tiny (CartPole, 4 envs x 16 steps, 4 updates, a hidden-8 LPO drift, population 4) and shares one
-compiled population evaluator per mesh (loop._EVALUATORS).
+compiled population evaluator per mesh (tasks._PROGRAMS).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ import pytest
 from metadisco.errors import UserError
 from metadisco.meta import checkpoint as ckpt_lib
 from metadisco.meta import distributed as dist
+from metadisco.meta.baselines import Baselines
 from metadisco.meta.config import parse_config
-from metadisco.meta.loop import MetaRun, meta_train, summarise
+from metadisco.meta.loop import meta_train
+from metadisco.meta.step import GenerationStep, fitness_stats
 from metadisco.meta.strategy import make_strategy
 from metadisco.objectives.files import load_objective
 
@@ -120,7 +122,7 @@ def test_indivisible_population_is_an_error():
     config = parse_config(tiny(strategy_population_size=6))
     with pytest.raises(UserError, match=r"population_size 6 does not divide by the 4 devices; use a multiple of 4 "
                                         r"\(e.g. 4 or 8\), or --devices 3"):
-        MetaRun(config, None, progress=False)
+        GenerationStep(config)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -144,7 +146,7 @@ def test_one_generation_of_each_strategy(tmp_path, name, extra):
     assert result.fitness_of_initial_mean > 0 and result.fitness_of_final_mean > 0
     objective, meta = load_objective(tmp_path / "objective.msgpack")
     assert objective.drift.name == "lpo"
-    start = MetaRun(parse_config(config), None, progress=False).strategy.start
+    start = GenerationStep(parse_config(config)).strategy.start
     moved = sum(float(np.abs(np.asarray(a) - np.asarray(b)).sum()) for a, b in
                 zip(jax.tree.leaves(meta), jax.tree.leaves(start), strict=True))
     assert moved > 0  # the strategy did update its mean (or best member) from the start point
@@ -152,23 +154,23 @@ def test_one_generation_of_each_strategy(tmp_path, name, extra):
 
 
 def test_a_diverged_member_scores_worst_and_the_generation_goes_on():
-    run = MetaRun(parse_config(TINY), None, progress=False)
-    run.normalisers = [None]  # one task: fitness is not normalised (run() sets this)
-    es_state = run._init(dist.to_global(run.base_key, run.mesh))
-    ask_key, tell_key, task_keys = run._generation_keys(0)
-    population, es_state = run._ask(dist.to_global(ask_key, run.mesh), es_state)
+    step = GenerationStep(parse_config(TINY))
+    es_state = step.init(step.base_key)
+    keys = step.keys(0)
+    population, es_state = step.ask(keys.ask, es_state)
     # member 1's drift network is NaN, so its training diverges (the trainer itself survives huge finite
     # weights: gradient clipping and tanh saturation), the others' does not
     poisoned = jax.tree.map(lambda x: np.asarray(x).copy(), population)
     for leaf in jax.tree.leaves(poisoned):
         leaf[1] = np.nan
-    _, fitness = run._evaluate(dist.to_global(poisoned, run.mesh), task_keys)
+    # one task: fitness is not normalised (no baselines)
+    fitness = step.population_fitness(dist.to_global(poisoned, step.mesh), keys.tasks, step.tasks_of(0),
+                                      Baselines()).fitness
     assert np.isnan(fitness[1]) and np.all(np.isfinite(np.delete(fitness, 1)))
-    assert summarise(fitness)["nan_count"] == 1
+    assert fitness_stats(fitness)["nan_count"] == 1
     # the strategy is told that fitness for the members it asked for, and its mean stays finite
-    es_state = run._tell(dist.to_global(tell_key, run.mesh), population,
-                         dist.to_global(fitness.astype(np.float32), run.mesh), es_state)
-    assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(dist.to_host(run._mean(es_state))))
+    es_state = step.tell(keys.tell, population, fitness, es_state)
+    assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(step.mean(es_state)))
 
 
 @pytest.mark.parametrize("name, extra", [("Open_ES", {"fitness_shaping": "identity", "optimizer": "sgd"}),
@@ -274,7 +276,7 @@ def test_cli_generations_zero_writes_the_initial_objective(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["meta-train", str(config_path), "--set", "generations=0", "--out", str(out)]) == 0
     objective, meta = load_objective(out / "objective.msgpack")
-    start = MetaRun(parse_config(TINY), None, progress=False).strategy.start
+    start = GenerationStep(parse_config(TINY)).strategy.start
     jax.tree.map(np.testing.assert_array_equal, meta, jax.tree.map(np.asarray, start))
     assert yaml.safe_load((out / "config.yaml").read_text())["held_out_envs"] == ["Acrobot-v1"]
     assert ckpt_lib.list_checkpoints(out / "checkpoints")
@@ -319,3 +321,49 @@ def test_resume_on_another_device_count_warns_and_continues(reference_run, tmp_p
         meta_train(tiny(generations=3, eval_every=2), run, resume=True, mesh=one_device, progress=False)
     assert [x["generation"] for x in read_metrics(run)] == [0, 1, 2]
     assert json.loads((run / dist.DEVICES_FILE).read_text())["devices"] == 1  # the count it ends on
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the generation step as a library call, and what the core imports
+
+
+def test_a_users_own_loop_over_the_generation_step_matches_meta_train():
+    from metadisco.meta.baselines import measure_baselines
+
+    config = parse_config(TINY)
+    step = GenerationStep(config)
+    baselines = measure_baselines(step)
+    state = step.init()
+    for g in range(config.generations):
+        state, out = step(state, g, baselines)
+        assert out.generation == g and out.fitness.shape == (4,) and [t.name for t in out.tasks]
+    result = meta_train(TINY, None, progress=False)
+    jax.tree.map(np.testing.assert_array_equal, step.mean(state), result.mean)
+    assert len(result.timing.generation) == config.generations
+
+
+def test_callbacks_see_every_generation(tmp_path):
+    seen = []
+
+    class Recorder:
+        def on_start(self, start, generations):
+            seen.append(("start", start, generations))
+
+        def on_generation(self, line, seconds):
+            seen.append(("generation", line["generation"], seconds.generation >= seconds.train))
+
+        def on_end(self, result, run_dir):
+            seen.append(("end", result.generations_done, run_dir.path == tmp_path))
+
+    meta_train(TINY, tmp_path, progress=False, callbacks=[Recorder()], plot=False)
+    assert seen == [("start", 0, 2), ("generation", 0, True), ("generation", 1, True), ("end", 2, True)]
+    assert not (tmp_path / "meta_curve.png").exists()  # plot=False: no figure, no matplotlib
+
+
+def test_the_training_path_imports_no_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, metadisco.train, metadisco.train_seeds, metadisco.meta.loop, metadisco.cli; "
+            "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,4 +1,5 @@
-"""LPO and TA-LPO drifts: the three mirror-learning conditions for any meta-parameters (REFERENCE §1-3)."""
+"""LPO and TA-LPO drifts: the three mirror-learning conditions for any meta-parameters (Kuba et al., ICML 2022;
+Lu et al., NeurIPS 2022; Jackson, Lu et al., ICLR 2024)."""
 
 import jax
 import jax.numpy as jnp
@@ -79,7 +80,7 @@ def test_nonzero_meta_changes_the_drift_and_talpo_sees_progress():
 
 def test_sizes_and_batch_shapes():
     lpo = DRIFTS.make("lpo")
-    assert sum(x.size for x in jax.tree.leaves(lpo.zero_meta())) == 8 * 128 + 128  # about 1,150 (REFERENCE §2)
+    assert sum(x.size for x in jax.tree.leaves(lpo.zero_meta())) == 8 * 128 + 128  # about 1,150 (Lu et al. 2022)
     assert DRIFTS.make("talpo").zero_meta()["w1"].shape == (24, 128)
     assert DRIFTS.make("talpo", horizon=False).zero_meta()["w1"].shape == (16, 128)
     ratio = jnp.full((3, 5), 1.3)

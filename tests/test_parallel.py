@@ -11,8 +11,8 @@ from metadisco.envs import make_env
 from metadisco.evaluate.methods import Method
 from metadisco.evaluate.runner import _compiled, train_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.runs import seed_keys, train_seeds
 from metadisco.train import make_train
+from metadisco.train_seeds import seed_keys, train_seeds
 
 TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
                    hidden_sizes=(8, 8))

@@ -28,7 +28,7 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco import bench
+    from metadisco import bench_train
     from metadisco.envs import check_env_id
     from metadisco.errors import UserError
     from metadisco.io import check_output_file, write_json
@@ -36,22 +36,22 @@ def run(args) -> int:
 
     if args.meta:
         check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
-        from metadisco.meta.bench import bench_meta
+        from metadisco.bench_meta import bench_meta
 
         say("bench meta-training: populations 1, 4, 16, 64 on CartPole, then the ES overhead of a short run")
         figures = bench_meta(timesteps=args.timesteps or 16_384)
-        write_json(args.out, {"machine": bench.machine(), "meta": figures})
+        write_json(args.out, {"machine": bench_train.machine(), "meta": figures})
         say(f"ES overhead {100 * figures['es_overhead']['overhead_fraction']:.2f}% of a generation; "
             + ", ".join(f"P={k.split('_')[1]}: {v['env_steps_per_second']:,.0f} steps/s"
                         for k, v in figures["throughput"].items()) + f"; wrote {args.out}")
         return 0
-    cases = list(bench.DEFAULT_CASES)
+    cases = list(bench_train.DEFAULT_CASES)
     if args.envs:
-        cases = [bench.BenchCase(check_env_id(e.strip()), 262_144) for e in args.envs.split(",") if e.strip()]
+        cases = [bench_train.BenchCase(check_env_id(e.strip()), 262_144) for e in args.envs.split(",") if e.strip()]
         if not cases:
             raise UserError(f"--envs names no env id: {shorten(args.envs)}; give comma-separated ids")
     if args.timesteps:
-        cases = [bench.BenchCase(c.env_id, args.timesteps) for c in cases]
+        cases = [bench_train.BenchCase(c.env_id, args.timesteps) for c in cases]
     try:
         seed_counts = tuple(int(s) for s in args.seeds.split(","))
     except ValueError:
@@ -60,7 +60,7 @@ def run(args) -> int:
         raise UserError(f"--seeds must be positive and include 1 (the ratio is taken at 1 seed), got "
                         f"{shorten(args.seeds)}")
     from metadisco.limits import check_trainer_fits
-    from metadisco.runs import resolve_config
+    from metadisco.train_seeds import resolve_config
 
     for case in cases:
         check_trainer_fits(resolve_config(case.env_id, timesteps=case.timesteps), max(seed_counts),
@@ -71,7 +71,7 @@ def run(args) -> int:
 
         if not peers.available():
             raise UserError("bench --peers needs rejax: pip install -e '.[bench]'")
-    results = {"machine": bench.machine(), "cases": {}}
+    results = {"machine": bench_train.machine(), "cases": {}}
     if args.peers:  # first: the headline figures
         from metadisco.bench_peers import bench_peers
 
@@ -81,19 +81,19 @@ def run(args) -> int:
             f"population {head['population_ratio']:.2f}x (steps/s); compile {head['compile_ratio']:.2f}x (seconds)")
     for case in cases:
         say(f"bench {case.env_id}: {case.timesteps} steps per seed, seeds {seed_counts}")
-        results["cases"][case.env_id] = bench.bench_case(case, seed_counts)
+        results["cases"][case.env_id] = bench_train.bench_case(case, seed_counts)
         fig = results["cases"][case.env_id]
         say(f"  ratio {fig['ratio']:.3f}, trainer {fig['seeds_1']['trainer_steps_per_second']:,.0f} steps/s "
             f"(1 seed)")
     if not args.no_learned:
         first = cases[0]
         say(f"bench learned pieces vs Adam / PPO on {first.env_id}: {first.timesteps} steps per seed")
-        costs = bench.learned_piece_costs(first.env_id, first.timesteps, seed_counts)
+        costs = bench_train.learned_piece_costs(first.env_id, first.timesteps, seed_counts)
         results["learned_pieces"] = costs
         say("  cost (x Adam's time per step, 1 seed): "
             f"learned optimiser {costs['seeds_1']['learned_optimizer']['cost']:.2f}, "
             f"LPO drift {costs['seeds_1']['lpo']['cost']:.2f}")
-    results["memory"] = bench.peak_memory_bytes()
+    results["memory"] = bench_train.peak_memory_bytes()
     write_json(args.out, results)
     say(f"wrote {args.out}")
     return 0

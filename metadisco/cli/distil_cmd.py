@@ -17,7 +17,7 @@ def add_parser(sub, name):
                    help="built-in name (ppo, dpo), objective file, or meta-training run directory")
     p.add_argument("--method", choices=("parametric", "symbolic"), default="parametric")
     p.add_argument("--grid", choices=("log", "linear"), default="log",
-                   help="fit over r = exp([-2, 2]) (log, REFERENCE §6) or r in [0.5, 1.5] (linear); A in [-8, 8]")
+                   help="fit over r = exp([-2, 2]) (log; Goldie et al. 2025) or r in [0.5, 1.5] (linear); A in [-8, 8]")
     p.add_argument("--points", type=positive_int("--points", MAX_POINTS), default=41,
                    help=f"grid points per axis (41, at most {MAX_POINTS})")
     p.add_argument("--weighted-by-env", metavar="ENV", default=None,
@@ -42,8 +42,8 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from analysis.distil import distil, grid_target, histogram_target, retained_performance, write_distilled
-    from analysis.inputs import resolve_input
+    from metadisco.analysis.distil import distil, grid_target, histogram_target, retained_performance, write_distilled
+    from metadisco.analysis.inputs import resolve_input
     from metadisco.errors import UserError
     from metadisco.evaluate.methods import run_objective_file
     from metadisco.io import write_json
@@ -54,7 +54,7 @@ def run(args) -> int:
         raise UserError(f"--points must be at least 5, got {args.points}")
     # Everything the user typed is checked before the first (long) step, and --out before any writing.
     from metadisco.limits import check_trainer_fits
-    from metadisco.runs import resolve_config
+    from metadisco.train_seeds import resolve_config
 
     if args.weighted_by_env:
         resolve_config(args.weighted_by_env, None, args.overrides, args.collect_timesteps)
@@ -65,7 +65,7 @@ def run(args) -> int:
     source = str(run_objective_file(run_dir)) if run_dir else args.objective
     out = output_dir(args.out)
     if args.weighted_by_env:
-        from analysis.collect import collect_histogram
+        from metadisco.analysis.collect import collect_histogram
 
         say(f"collecting (r, A) from {args.collect_timesteps} steps of {label} on {args.weighted_by_env}")
         histogram = collect_histogram(args.weighted_by_env, objective, meta, args.collect_timesteps, args.overrides)

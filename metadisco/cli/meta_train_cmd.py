@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from metadisco.cli.common import add_set_option, say
 from metadisco.errors import UserError
 
@@ -20,26 +18,6 @@ def add_parser(sub, name):
     p.set_defaults(run=run)
 
 
-def check_run_dir(out: Path, resume: bool, writer: bool) -> None:
-    """Everything about --out that can be refused before the run is built (and before its first line of
-    progress): a non-empty directory without --resume, an unwritable one, and on --resume a damaged or
-    unreadable checkpoint, config.yaml or metrics.jsonl. The loop checks the same again as it starts."""
-    from metadisco.errors import UserError
-    from metadisco.io import check_output_dir, read_text, read_yaml
-    from metadisco.meta import checkpoint as ckpt_lib
-
-    if not resume and writer and out.is_dir() and any(out.iterdir()):
-        raise UserError(f"{out} is not empty; pass --resume to continue the run there, or choose a new --out")
-    if writer:  # a run never ends by failing to write
-        check_output_dir(out)
-    if resume:
-        ckpt_lib.latest(out / "checkpoints")
-        if (out / "config.yaml").exists():
-            read_yaml(out / "config.yaml")
-        if writer and (out / "metrics.jsonl").exists():
-            read_text(out / "metrics.jsonl", "metrics file")
-
-
 def run(args) -> int:
     from metadisco.meta import distributed as dist
 
@@ -54,17 +32,20 @@ def run(args) -> int:
 
     from metadisco import devices
     from metadisco.meta.config import load_config
-    from metadisco.meta.loop import MetaRun
+    from metadisco.meta.loop import run_meta_training
+    from metadisco.meta.rundir import RunDir
+    from metadisco.meta.step import GenerationStep
 
     config = load_config(args.config, args.overrides)
-    check_run_dir(Path(args.out), args.resume, dist.is_writer())
+    run_dir = RunDir(args.out, writer=dist.is_writer())
+    run_dir.check_before_run(args.resume)
     mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
-    meta_run = MetaRun(config, args.out, resume=args.resume, mesh=mesh)
+    step = GenerationStep(config, mesh)
     if dist.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
             f"{', '.join(t.env for t in config.tasks)} for {config.generations} generations over "
-            f"{meta_run.mesh.devices.size} device(s) in {jax.process_count()} process(es); writing {args.out}")
-    result = meta_run.run()
+            f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
+    result = run_meta_training(step, run_dir, resume=args.resume)
     if dist.is_writer():
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"

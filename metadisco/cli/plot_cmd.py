@@ -16,8 +16,8 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from analysis.inputs import resolve_input
-    from analysis.plots import plot_objective
+    from metadisco.analysis.figures.objective import plot_objective
+    from metadisco.analysis.inputs import resolve_input
 
     objective, meta, label, run_dir = resolve_input(args.objective)
     out = output_dir(args.out)

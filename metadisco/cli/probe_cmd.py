@@ -26,11 +26,11 @@ def run(args) -> int:
 
     from metadisco.io import atomic_write_text, to_jsonable
     from metadisco.meta.config import load_config
-    from metadisco.meta.loop import MetaRun
     from metadisco.meta.probe import probe
+    from metadisco.meta.step import GenerationStep
 
     config = load_config(args.config, args.overrides)
-    meta_run = MetaRun(config, None, progress=False)
+    meta_run = GenerationStep(config)
     say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
         f"{len(meta_run.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
     with tqdm(total=len(meta_run.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True) as bar:

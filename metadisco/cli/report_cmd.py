@@ -14,7 +14,7 @@ def add_parser(sub, name):
 def run(args) -> int:
     from pathlib import Path
 
-    from analysis.report import write_report
+    from metadisco.analysis.report import write_report
     from metadisco.errors import UserError
     from metadisco.io import check_output_dir
 

@@ -28,7 +28,7 @@ def run(args) -> int:
     from metadisco.io import write_json
     from metadisco.limits import check_trainer_fits
     from metadisco.objectives.resolve import resolve_objective
-    from metadisco.runs import resolve_config, train_seeds
+    from metadisco.train_seeds import resolve_config, train_seeds
 
     config = resolve_config(args.env, args.preset, args.overrides, args.timesteps)
     check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")

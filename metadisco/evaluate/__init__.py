@@ -30,13 +30,14 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
     import jax
     from tqdm import tqdm
 
+    from metadisco.analysis.figures import eval_curves as figures
     from metadisco.config import config_to_dict
     from metadisco.envs import split_budget
     from metadisco.errors import UserError
-    from metadisco.evaluate import figures, summary
+    from metadisco.evaluate import summary
     from metadisco.io import atomic_write_text, check_output_dir, write_json
     from metadisco.limits import check_trainer_fits
-    from metadisco.runs import resolve_config
+    from metadisco.train_seeds import resolve_config
     from metadisco.validate import INT32_MAX, check_int, check_seed
 
     if num_seeds < 1:

@@ -23,9 +23,9 @@ from metadisco import parallel
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.evaluate.methods import Method
-from metadisco.fitness import diverged, final_return
-from metadisco.runs import seed_keys
+from metadisco.fitness import diverged, reduce_fitness
 from metadisco.train import Metrics, make_train
+from metadisco.train_seeds import seed_keys
 
 
 @dataclass
@@ -89,7 +89,7 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
         out = jax.block_until_ready(fn(*parallel.place((run_keys, run_meta), used, (0, 0))))
         seconds = time.perf_counter() - start
         metrics = _by_method(parallel.gather(out, count), len(group), num_seeds)
-        returns = np.asarray(final_return(metrics, config.final_window))
+        returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
         failed = np.asarray(diverged(metrics))
         for i, m in enumerate(group):
             runs[m.label] = MethodRun(jax.tree.map(lambda x, i=i: x[i], metrics), returns[i], failed[i],

@@ -69,7 +69,7 @@ def _check_tasks(tasks, where: str, runs_per_seed: int) -> None:
     """Env ids, seeds, baselines and every training length of each task; each length's trainer config is
     resolved now (not when its turn comes to compile) and checked against memory."""
     from metadisco.envs import check_env_id
-    from metadisco.runs import resolve_config
+    from metadisco.train_seeds import resolve_config
 
     for i, task in enumerate(tasks):
         check_env_id(task.env)

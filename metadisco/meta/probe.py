@@ -27,9 +27,9 @@ import numpy as np
 from metadisco.fitness import ppo_gap
 from metadisco.meta import distributed as dist
 from metadisco.meta import paired
-from metadisco.meta.loop import INIT_STREAM
+from metadisco.meta.baselines import measure_random
 
-PROBE_STREAM = 0x7FFFFFFA  # below the loop's streams (meta/loop.py: 0x7FFFFFFB .. 0x7FFFFFFF)
+PROBE_STREAM = 0x7FFFFFFA  # below the generation step's streams (meta/step.py: 0x7FFFFFFB .. 0x7FFFFFFF)
 VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),
             (0.2, "weak: seed noise hides most of the signal; raise seeds (or population)"),
             (0.0, "noise: the ES gradient would be mostly seed noise; this config will not learn"))
@@ -55,18 +55,17 @@ def verdict(signal_fraction: float) -> str:
     return next(text for threshold, text in VERDICTS if signal_fraction >= threshold)
 
 
-def probe(run, repeats: int = 4, progress=None) -> dict:
-    """Probe a `MetaRun` (nothing is written): per task and combined statistics (see the module docstring).
-    Each task trains the population program `repeats` times on fresh seed blocks."""
-    config = run.config
-    P, devices = config.strategy.population_size, run.mesh.devices.size
+def probe(step, repeats: int = 4, progress=None) -> dict:
+    """Probe a config's `GenerationStep` (nothing is written): per task and combined statistics (see the module
+    docstring). Each task trains the population program `repeats` times on fresh seed blocks."""
+    config = step.config
+    P, devices = config.strategy.population_size, step.mesh.devices.size
     rows = paired.count_rows(P, devices)
     k = min(P // 2, (rows - 2) // 2)
-    random = run._measure_random()
-    es_state = run._init(dist.to_global(jax.random.fold_in(run.base_key, INIT_STREAM), run.mesh))
-    population = dist.to_host(run._ask(dist.to_global(jax.random.fold_in(run.base_key, 0), run.mesh),
-                                       es_state)[0])
-    mean = dist.to_host(run._mean(es_state))
+    random = measure_random(step)
+    es_state = step.init()
+    population = dist.to_host(step.ask(jax.random.fold_in(step.base_key, 0), es_state)[0])
+    mean = step.mean(es_state)
     # evosax's antithetic members are i and i + P/2: check rather than assume
     plus = jax.tree.map(lambda x: x[:k], population)
     minus = jax.tree.map(lambda x: x[P // 2:P // 2 + k], population)
@@ -75,19 +74,19 @@ def probe(run, repeats: int = 4, progress=None) -> dict:
     if not mirrored:
         raise ValueError("the strategy's members are not antithetic pairs (i, i + P/2); the probe needs OpenES-style "
                          "mirrored sampling")
-    block = paired._concat(paired._concat(plus, minus), paired._stack([mean, run.control]))
+    block = paired._concat(paired._concat(plus, minus), paired._stack([mean, step.control]))
     if rows > 2 * k + 2:
-        block = paired._concat(block, paired._stack([run.control] * (rows - 2 * k - 2)))
-    block = dist.to_global(block, run.mesh)
+        block = paired._concat(block, paired._stack([step.control] * (rows - 2 * k - 2)))
+    block = dist.to_global(block, step.mesh)
     per_task, diffs = {}, []
-    for task in run.tasks:
+    for task in step.tasks:
         S = task.cfg.seeds
-        stream = jax.random.fold_in(jax.random.fold_in(run.base_key, PROBE_STREAM), task.index)
+        stream = jax.random.fold_in(jax.random.fold_in(step.base_key, PROBE_STREAM), task.index)
         keys = np.asarray(jax.random.split(jax.random.fold_in(stream, task.timesteps), repeats * S))
         outs = []
         for r in range(repeats):
             seeds = keys[r * S:(r + 1) * S]
-            outs.append(dist.to_host(task.evaluate(block, dist.to_global(paired.rows_of(seeds, rows), run.mesh))))
+            outs.append(step.train_rows(task, block, paired.rows_of(seeds, rows)))
             if progress is not None:
                 progress.update(1)
         F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]

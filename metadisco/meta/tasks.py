@@ -1,4 +1,4 @@
-"""Training tasks of a meta-training run: one compiled population evaluator per (env, training length), and the
+"""Training tasks of a meta-training run: one compiled population program per (env, training length), and the
 per-generation draw of which tasks a generation trains on.
 
 A config task with `timesteps: [a, b, c]` becomes three `Task`s (one program each, since the number of updates
@@ -33,7 +33,7 @@ class Task:
     cfg: TaskConfig
     timesteps: int
     train_config: TrainConfig
-    evaluate: Any  # jitted (population [M], keys [M, S, 2]) -> returns [M, S], replicated
+    population_program: Any  # jitted (population [M], keys [M, S, 2]) -> fitness [M, S], replicated
     steps_per_run: int
 
     @property
@@ -41,7 +41,7 @@ class Task:
         return f"{self.cfg.env}@{self.timesteps}"
 
 
-def make_evaluator(train, fitness_name: str, train_config: TrainConfig, mesh):
+def make_population_program(train, fitness_name: str, train_config: TrainConfig, mesh):
     """(population [M], keys [M, S, 2]) -> fitness [M, S]: members split over the mesh (shard_map), each device
     training its M / n members x S seeds with vmap; the result is gathered on every device."""
 
@@ -56,17 +56,17 @@ def make_evaluator(train, fitness_name: str, train_config: TrainConfig, mesh):
     return jax.jit(sharded, out_shardings=dist.replicated(mesh))
 
 
-# (train config, env, objective, fitness, mesh) -> evaluator: runs in one process (tests, benchmarks, a resume)
+# (train config, env, objective, fitness, mesh) -> population program: runs in one process (tests, benchmarks, a resume)
 # reuse the traced and compiled program instead of building it again.
-_EVALUATORS: dict = {}
+_PROGRAMS: dict = {}
 
 
 def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str, mesh, where: str = "tasks"
                 ) -> list[list[Task]]:
     """For each config task, one `Task` per training length."""
     from metadisco.envs import make_env
-    from metadisco.runs import resolve_config
     from metadisco.train import make_train
+    from metadisco.train_seeds import resolve_config
 
     out = []
     for i, cfg in enumerate(cfgs):
@@ -77,11 +77,11 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
             except UserError as e:
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
             cache_key = (train_config, cfg.env, objective, fitness, mesh)
-            if cache_key not in _EVALUATORS:
+            if cache_key not in _PROGRAMS:
                 train = make_train(train_config, make_env(cfg.env), objective)
-                _EVALUATORS[cache_key] = make_evaluator(train, fitness, train_config, mesh)
+                _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, mesh)
             steps = train_config.num_updates * train_config.batch_size
-            lengths.append(Task(i, cfg, timesteps, train_config, _EVALUATORS[cache_key], steps))
+            lengths.append(Task(i, cfg, timesteps, train_config, _PROGRAMS[cache_key], steps))
         out.append(lengths)
     return out
 

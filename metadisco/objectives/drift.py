@@ -15,7 +15,7 @@ from metadisco.objectives.registry import DRIFTS, Piece, Progress
 
 
 def ppo_drift(ratio: jax.Array, advantage: jax.Array, eps: float = 0.2) -> jax.Array:
-    """ReLU((r - clip(r, 1 - eps, 1 + eps)) A): PPO's clip objective as a drift (REFERENCE §1)."""
+    """ReLU((r - clip(r, 1 - eps, 1 + eps)) A): PPO's clip objective as a drift (Kuba et al., ICML 2022)."""
     return jax.nn.relu((ratio - jnp.clip(ratio, 1.0 - eps, 1.0 + eps)) * advantage)
 
 

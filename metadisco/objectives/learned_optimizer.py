@@ -1,4 +1,4 @@
-"""A learned optimiser: a lighter OPEN (Goldie et al., NeurIPS 2024; REFERENCE §5), as a residual around Adam.
+"""A learned optimiser: a lighter OPEN (Goldie et al., NeurIPS 2024), as a residual around Adam.
 
 Every parameter's update is Adam's (after global-norm gradient clipping) plus a correction proposed by one
 small MLP shared by all parameters and applied elementwise:

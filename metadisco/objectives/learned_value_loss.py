@@ -1,4 +1,4 @@
-"""A learned value loss (PureJaxRL blog, Lu 2023; REFERENCE §4), as a residual around L2.
+"""A learned value loss (PureJaxRL blog, Lu 2023), as a residual around L2.
 
     loss(v, target) = 0.5 (v - target)^2 + net([v - target, (progress)])
 

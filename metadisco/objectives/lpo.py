@@ -1,4 +1,4 @@
-"""Learned drifts: LPO (Lu et al., NeurIPS 2022) and TA-LPO (Jackson, Lu et al., ICLR 2024). REFERENCE §2-3.
+"""Learned drifts: LPO (Lu et al., NeurIPS 2022) and TA-LPO (Jackson, Lu et al., ICLR 2024).
 
 The drift is a bias-free tanh network of features of (r, A), added to PPO's drift ("PPO init"):
 
@@ -31,7 +31,7 @@ from metadisco.errors import UserError
 from metadisco.objectives.drift import ppo_drift
 from metadisco.objectives.registry import DRIFTS, Piece, Progress
 
-OFFSET = 1e-4  # makes the drift identically 0 near r = 1 (REFERENCE §2)
+OFFSET = 1e-4  # makes the drift identically 0 near r = 1 (Lu et al., NeurIPS 2022)
 
 
 def lpo_features(ratio: jax.Array, advantage: jax.Array) -> jax.Array:

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from analysis.collect import Histogram
-from analysis.parametric import distil_parametric
-from analysis.surfaces import DEFAULT_HORIZON, surface
-from analysis.sym import forms, round_floats, to_sympy
+from metadisco.analysis.collect import Histogram
+from metadisco.analysis.parametric import distil_parametric
+from metadisco.analysis.surfaces import DEFAULT_HORIZON, surface
+from metadisco.analysis.sym import forms, round_floats, to_sympy
 from metadisco.errors import UserError
 from metadisco.io import write_json
 from metadisco.objectives import Objective
@@ -47,7 +47,7 @@ def grid_target(objective: Objective, meta: Any, grid: str = "log", n: int = 41,
 def histogram_target(objective: Objective, meta: Any, histogram: Histogram, env_id: str,
                      fraction: float = 0.0, num_updates: float = DEFAULT_HORIZON) -> Target:
     """The drift at the histogram's cell centres, weighted by how many training samples fell in each cell."""
-    from analysis.surfaces import drift_values
+    from metadisco.analysis.surfaces import drift_values
 
     r, a, w = histogram.mesh()
     if w.sum() <= 0:
@@ -70,7 +70,7 @@ def distil(target: Target, method: str, symbolic_options: dict | None = None) ->
                   "readable": forms(expr)["expression"], "latex": forms(expr)["latex"],
                   "fits": [f.to_json() for f in fits]}
     elif method == "symbolic":
-        from analysis.symbolic import distil_symbolic
+        from metadisco.analysis.symbolic import distil_symbolic
 
         fit = distil_symbolic(target.r, target.a, target.y, target.w, **(symbolic_options or {}))
         result = {"method": method, **fit.to_json(), "constants": {}, "readable": fit.expression,
@@ -107,7 +107,7 @@ def write_distilled(out: Path, original: Objective, original_meta: Any, result: 
 def retained_performance(env_id: str, original: tuple[Objective, Any], distilled: tuple[Objective, Any],
                          seeds: int, timesteps: int | None = None, overrides=(), seed: int = 0) -> dict:
     """Train original and distilled with the same seed keys; final returns and distilled / original."""
-    from metadisco.runs import resolve_config, train_seeds
+    from metadisco.train_seeds import resolve_config, train_seeds
 
     config = resolve_config(env_id, None, overrides, timesteps)
     out = {"env": env_id, "seeds": seeds, "seed": seed, "timesteps": config.num_updates * config.batch_size}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.inputs import resolve_input
+from metadisco.analysis.inputs import resolve_input
 from metadisco.errors import UserError
 from metadisco.evaluate.methods import run_objective_file
 from metadisco.io import atomic_write_text
@@ -45,20 +45,20 @@ def _distilled_section(files: list[Path], root: Path) -> list[str]:
 
 
 def write_report(run_dir: Path) -> Path:
-    from analysis.distil import distil, grid_target, write_distilled
-    from analysis.plots import plot_objective
+    from metadisco.analysis.distil import distil, grid_target, write_distilled
+    from metadisco.analysis.figures.meta_curve import POPULATION_CURVE
+    from metadisco.analysis.figures.objective import plot_objective
+    from metadisco.meta.rundir import RunDir
 
     run_dir = Path(run_dir)
     objective, meta, label, _ = resolve_input(str(run_dir))
     figures = run_dir / "figures"
     paths = plot_objective(objective, meta, label, figures, run_dir)  # as `metadisco plot RUN_DIR` draws
-    curve = next((p for p in paths if p.name == "meta_curve.png"), None)
+    curve = next((p for p in paths if p.name == POPULATION_CURVE), None)
     paths = [p for p in paths if p != curve]
     lines = [f"# Report: {label}", "", f"Objective: `{json.dumps(objective.to_spec())}`", ""]
     if curve is not None:
-        from analysis.plots import read_metrics
-
-        rows = read_metrics(run_dir)
+        rows = RunDir(run_dir, writer=False).read_metrics()
         last = rows[-1]
         lines += ["## Meta-training", "", f"{len(rows)} generations; last: fitness_mean "
                   f"{last.get('fitness_mean')}, fitness_max {last.get('fitness_max')}.", "",

@@ -1,8 +1,8 @@
 """The closed-form drift families that distillation fits, in float64 numpy (for least squares), with their
 expression-drift form (variables r and A, named constants).
 
-PPO (REFERENCE §1): ReLU((r - clip(r, 1 - eps, 1 + eps)) A).
-DPO (REFERENCE §2): soft hinge of (r - 1) A for A >= 0 (scale alpha), of log(r) A for A < 0 (scale beta).
+PPO (Kuba et al., ICML 2022): ReLU((r - clip(r, 1 - eps, 1 + eps)) A).
+DPO (Lu et al., NeurIPS 2022): soft hinge of (r - 1) A for A >= 0 (scale alpha), of log(r) A for A < 0 (scale beta).
 These mirror `metadisco.objectives.drift.ppo_drift` / `dpo_drift` (a test checks that they agree).
 """
 

@@ -3,7 +3,7 @@
 - overhead: a short LPO-on-CartPole run with every generation logged and checkpointed; the share of a
   generation that is not training the members (ask, tell, keys, fitness, metrics line, objective file,
   checkpoint, progress), over the generations after the first. Target: <= 1%.
-- throughput: env steps per second of the compiled population evaluator (members x seeds x trainer) for
+- throughput: env steps per second of the compiled population program (members x seeds x trainer) for
   populations 1, 4, 16, 64 on CartPole, compile time apart (best of two runs).
 """
 
@@ -17,7 +17,8 @@ import numpy as np
 
 from metadisco.meta import distributed as dist
 from metadisco.meta.config import parse_config
-from metadisco.meta.loop import MetaRun
+from metadisco.meta.loop import meta_train
+from metadisco.meta.step import GenerationStep
 
 POPULATIONS = (1, 4, 16, 64)
 
@@ -42,8 +43,7 @@ def _mesh_for(population: int):
 def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int = 6) -> dict:
     config = parse_config(bench_config(population, timesteps, generations))
     with tempfile.TemporaryDirectory() as out:
-        run = MetaRun(config, out, mesh=_mesh_for(population), progress=False)
-        result = run.run()
+        result = meta_train(config, out, mesh=_mesh_for(population), progress=False)
     t = result.timing
     skip = 1
     gens = len(t.generation) - skip
@@ -56,16 +56,15 @@ def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int 
 
 
 def population_call(config, mesh):
-    """((population evaluator, (population, keys)), env steps, mesh) of generation 0's first task: the program
+    """((population program, (population, keys)), env steps, mesh) of generation 0's first task: the program
     a meta-training generation runs, uncompiled."""
-    run = MetaRun(config, None, mesh=mesh, progress=False)
-    es_state = run._init(dist.to_global(run.base_key, run.mesh))
-    population_tree, _ = run._ask(dist.to_global(run.base_key, run.mesh), es_state)
-    _, _, task_keys = run._generation_keys(0)
-    task = run.tasks[0]
-    keys = dist.to_global(task_keys[0], run.mesh)
+    step = GenerationStep(config, mesh)
+    es_state = step.init(step.base_key)
+    population_tree, _ = step.ask(step.base_key, es_state)
+    task = step.tasks[0]
+    keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
     steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
-    return (task.evaluate, (population_tree, keys)), steps, run.mesh
+    return (task.population_program, (population_tree, keys)), steps, step.mesh
 
 
 def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
@@ -73,9 +72,9 @@ def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> d
     for population in populations:
         strategy = "Open_ES" if population % 2 == 0 else "SimpleGA"
         config = parse_config(bench_config(population, timesteps, 1, strategy))
-        (evaluate, args), steps, mesh = population_call(config, _mesh_for(population))
+        (program, args), steps, mesh = population_call(config, _mesh_for(population))
         start = time.perf_counter()
-        compiled = evaluate.lower(*args).compile()
+        compiled = program.lower(*args).compile()
         compile_s = time.perf_counter() - start
         best = float("inf")
         for _ in range(2):

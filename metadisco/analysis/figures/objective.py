@@ -8,28 +8,25 @@
     value_loss.png                  loss and its slope against v - target, beside L2
     optimizer.png                   the update (in units of the learning rate) against gradient and momentum,
                                     beside Adam's
-    meta_curve.png                  fitness_mean / fitness_max per generation (a run directory's metrics.jsonl)
+    population_curve.png            for a run directory: fitness_mean / fitness_max per generation
+                                    (`metadisco.analysis.figures.meta_curve`)
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
 
-matplotlib.use("Agg")  # files only; never a window
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import optax  # noqa: E402
+from metadisco.analysis.figures import pyplot, save_figure
+from metadisco.analysis.surfaces import DEFAULT_HORIZON, Surface, progress, r_values, surface
+from metadisco.objectives import BUILTIN_OBJECTIVES, OPTIMIZERS, VALUE_LOSSES, Objective
 
-from analysis.surfaces import DEFAULT_HORIZON, Surface, progress, r_values, surface  # noqa: E402
-from metadisco.errors import UserError  # noqa: E402
-from metadisco.io import atomic_write_bytes  # noqa: E402
-from metadisco.objectives import BUILTIN_OBJECTIVES, OPTIMIZERS, VALUE_LOSSES, Objective  # noqa: E402
+plt = pyplot()
 
 QUANTITIES = (("drift", "drift(r, A)"), ("objective", "r A - drift"), ("neg_grad", "-dL/dr = A - d drift/dr"))
 SLICE_ADVANTAGES = (-3.0, -1.0, 1.0, 3.0)
@@ -48,13 +45,7 @@ def _log_axis(ax) -> None:
 
 
 def _save(fig, path: Path) -> Path:
-    import io
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write_bytes(path, buffer.getvalue())
-    return path
+    return save_figure(fig, path, DPI)
 
 
 def _references(objective: Objective, meta: Any) -> list[tuple[str, Objective, Any]]:
@@ -133,7 +124,7 @@ def depends_on_progress(objective: Objective, meta: Any, num_updates: float = DE
 
 def drift_slices(objective: Objective, meta: Any, label: str, out: Path, grid: str,
                  fraction: float = 0.0, num_updates: float = DEFAULT_HORIZON) -> Path:
-    from analysis.surfaces import drift_values
+    from metadisco.analysis.surfaces import drift_values
 
     entries = [(label, objective, meta)] + _references(objective, meta)
     r = r_values(grid, 301)
@@ -236,38 +227,10 @@ def optimizer_plot(objective: Objective, meta: Any, label: str, out: Path) -> Pa
     return _save(fig, out / "optimizer.png")
 
 
-def read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise UserError(f"damaged line {number} in {path}") from None
-    if not rows:
-        raise UserError(f"{path} has no generations yet")
-    return rows
-
-
-def meta_curve(run_dir: Path, out: Path) -> Path:
-    rows = read_metrics(run_dir)
-    gen = [row.get("generation", i) for i, row in enumerate(rows)]
-    fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
-    for key, style in (("fitness_mean", "-"), ("fitness_max", "--")):
-        values = [np.nan if row.get(key) is None else row[key] for row in rows]
-        ax.plot(gen, values, style, marker="o" if len(rows) < 30 else None, ms=3, label=key)
-    ax.set_xlabel("generation")
-    ax.set_ylabel("fitness (population)")
-    ax.set_title(f"meta-training: {Path(run_dir).name}", fontsize=10)
-    ax.legend(fontsize=8)
-    return _save(fig, out / "meta_curve.png")
-
-
 def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_dir: Path | None = None,
                    num_updates: float = DEFAULT_HORIZON) -> list[Path]:
-    """Every figure for `objective` into `out`; with `run_dir`, the meta-training curve too."""
+    """Every figure for `objective` into `out`; with `run_dir` (a run directory with metrics.jsonl), the
+    population's fitness per generation too (population_curve.png)."""
     out = Path(out)
     paths = []
     for grid in ("linear", "log"):
@@ -277,6 +240,11 @@ def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_d
         paths.append(drift_progress(objective, meta, label, out, num_updates))
     paths.append(value_loss_plot(objective, meta, label, out))
     paths.append(optimizer_plot(objective, meta, label, out))
-    if run_dir is not None and (Path(run_dir) / "metrics.jsonl").is_file():
-        paths.append(meta_curve(run_dir, out))
+    if run_dir is not None:
+        from metadisco.analysis.figures.meta_curve import POPULATION_CURVE, population_curve
+        from metadisco.meta.rundir import RunDir
+
+        runs = RunDir(run_dir, writer=False)
+        if runs.has_metrics():
+            paths.append(population_curve(runs.read_metrics(), Path(run_dir).name, out / POPULATION_CURVE))
     return paths

@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
 
-from metadisco.io import atomic_write_bytes
+from metadisco.analysis.figures import pyplot, save_figure
 
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+DPI = 150
 
 
 def _save(fig, path: Path) -> None:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=150, bbox_inches="tight")
-    _plt().close(fig)
-    atomic_write_bytes(path, buffer.getvalue())
+    save_figure(fig, path, DPI)
 
 
 def env_file_name(env_id: str) -> str:
@@ -34,7 +24,7 @@ def env_file_name(env_id: str) -> str:
 
 def plot_env_curves(env_id: str, entries: dict[str, dict], seeds: int, path: Path) -> None:
     """Mean learning curve of each method with its 95% bootstrap band over seeds; `entries` as in eval.json."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     for i, (label, entry) in enumerate(entries.items()):
         curve = entry["curve"]
@@ -57,7 +47,7 @@ def plot_env_curves(env_id: str, entries: dict[str, dict], seeds: int, path: Pat
 
 def plot_aggregate(aggregate: dict, methods: list[str], path: Path) -> None:
     """Left: IQM of normalised scores per method with its CI. Right: P(objective > baseline) with its CI."""
-    plt = _plt()
+    plt = pyplot()
     improvement = aggregate["probability_of_improvement"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 0.6 * max(len(methods), len(improvement)) + 2.0))
     blocks = [(m, aggregate["iqm_normalized"].get(m)) for m in methods]

@@ -19,8 +19,8 @@ import jax.numpy as jnp
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.runs import resolve_config, seed_keys, seeds_program
 from metadisco.train import make_train
+from metadisco.train_seeds import resolve_config, seed_keys, seeds_program
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 
-from analysis.families import FAMILIES, Family
+from metadisco.analysis.families import FAMILIES, Family
 
 
 @dataclass(frozen=True)

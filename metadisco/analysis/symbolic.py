@@ -1,5 +1,5 @@
 """Symbolic distillation: genetic-programming symbolic regression (gplearn) of a drift over (r, A) with the
-operator set of REFERENCE §6 {+, -, *, /, max, min, square, neg, tanh, abs}.
+operator set of Goldie et al. (2025) {+, -, *, /, max, min, square, neg, tanh, abs}.
 
 Validity is part of the construction, then checked: a program g(x, A) over x = r - 1 and A is evolved as the
 drift Max(0, g) (so non-negative), its fitness is the weighted squared error of Max(0, g) against the target on
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy
 
-from analysis.parametric import r_squared
-from analysis.sym import A, R, forms, round_floats, to_numpy
-from analysis.validity import drift_violation
+from metadisco.analysis.parametric import r_squared
+from metadisco.analysis.sym import A, R, forms, round_floats, to_numpy
+from metadisco.analysis.validity import drift_violation
 from metadisco.errors import UserError
 
 OPERATORS = ("add", "sub", "mul", "div", "max", "min", "square", "neg", "tanh", "abs")
@@ -129,7 +129,7 @@ def distil_symbolic(r: np.ndarray, a: np.ndarray, y: np.ndarray, weights: np.nda
     """Symbolic regression of drift values y at points (r, a) (any common shape); the best valid expression.
 
     `features` are gplearn's variables X0, X1, ...: "x" = r - 1, "A", and optionally "log_r" = log r (not in
-    REFERENCE §6's set, but DPO's negative-advantage half is a function of log r).
+    Goldie et al.'s (2025) set, but DPO's negative-advantage half is a function of log r).
     """
     unknown = sorted(set(features) - set(FEATURES))
     if unknown or "A" not in features:

@@ -1,5 +1,5 @@
-"""Numerical checks that a drift is valid (REFERENCE §1): finite and >= 0 for r > 0, 0 at r = 1 and with
-zero slope there, for every A in [-8, 8]."""
+"""Numerical checks that a drift is valid (mirror learning: Kuba et al., ICML 2022): finite and >= 0 for
+r > 0, 0 at r = 1 and with zero slope there, for every A in [-8, 8]."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from analysis.surfaces import a_values, r_values
+from metadisco.analysis.surfaces import a_values, r_values
 
 
 def drift_violation(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], h: float = 1e-6,

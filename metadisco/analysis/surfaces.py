@@ -1,8 +1,8 @@
 """Evaluate objective pieces on grids: the drift, the actor objective r A - drift and -dL/dr over (r, A).
 
 The per-sample actor loss of mirror learning is L(r, A) = -(r A - drift(r, A)), so
--dL/dr = A - d drift / d r (REFERENCE §1). Grids follow REFERENCE §6: A in [-8, 8], r on [0.5, 1.5] ("linear")
-or r = exp(u), u in [-2, 2] ("log").
+-dL/dr = A - d drift / d r (Kuba et al., ICML 2022). Grids follow Goldie et al. (2025): A in [-8, 8], r on
+[0.5, 1.5] ("linear") or r = exp(u), u in [-2, 2] ("log").
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import numpy as np
 from metadisco import compile_cache, parallel
 from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset
 from metadisco.envs import check_env_id, make_env
-from metadisco.fitness import final_return
+from metadisco.fitness import reduce_fitness
 from metadisco.objectives import Objective
 from metadisco.train import Metrics, make_train
 
@@ -87,7 +87,7 @@ def train_seeds(env_id: str, objective: Objective, meta_params: Any, config: Tra
     metrics = jax.block_until_ready(compiled(*args))
     train_seconds = time.perf_counter() - start
     metrics = parallel.gather(metrics, num_seeds)
-    returns = np.asarray(final_return(metrics, config.final_window))
+    returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
     env_steps = num_seeds * config.num_updates * config.batch_size
     return SeedsResult(metrics, returns, compile_seconds, train_seconds, env_steps, trace_seconds, len(devices),
                        cached)

@@ -1,0 +1,129 @@
+"""The baselines a meta-training run scores against, measured in one place.
+
+- fixed normalisation (`normalise: fixed`, the default): with several tasks or any `tasks.*.baseline`, each
+  task's fitness is divided by |PPO's fitness| on that env (`normalisers`): from the config, else a checkpoint,
+  else measured once by training PPO for `baseline_seeds` seeds.
+- paired normalisation (`normalise: paired`): every member scores 1 + (member - PPO on the same seed keys) /
+  ppo_gap, with ppo_gap = PPO - random (OPEN, Goldie et al., NeurIPS 2024; Agarwal et al., NeurIPS 2021)
+  measured per training task on reference seeds (`scales`), and the return of a uniformly random policy per env
+  (`random`, the zero point; deterministic, so measured again rather than stored).
+
+A checkpoint stores `Baselines.cached()` (the normalisers or the scales), so a resumed run trains against
+exactly the figures the uninterrupted run used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metadisco.errors import UserError
+from metadisco.fitness import ppo_gap, reduce_fitness
+from metadisco.meta import distributed as dist
+from metadisco.meta import paired
+
+
+@dataclass(frozen=True)
+class Baselines:
+    normalisers: dict[str, float] = field(default_factory=dict)  # fixed: PPO's fitness per env
+    scales: dict[str, float] = field(default_factory=dict)  # paired: ppo_gap per training task name
+    random: dict[str, float] = field(default_factory=dict)  # paired: a random policy's return per env
+    paired: bool = False
+
+    def normalisers_of(self, tasks) -> list[float | None]:
+        """Each task's normaliser (None: not normalised), in the order of `tasks`."""
+        return [self.normalisers.get(t.cfg.env) for t in tasks]
+
+    def cached(self) -> dict[str, float]:
+        """What a checkpoint keeps (`Checkpoint.normalisers`)."""
+        return self.scales if self.paired else self.normalisers
+
+    def to_json(self) -> dict | None:
+        """baselines.json of a run directory (None: nothing to write)."""
+        if self.paired:
+            return {"random_policy": self.random, "ppo_gap": self.scales}
+        return self.normalisers or None
+
+
+def _say_nothing(message: str) -> None:
+    pass
+
+
+def measure_random(step) -> dict[str, float]:
+    """Return of a uniformly random policy on every training and validation env of `step`
+    (`metadisco.meta.step.GenerationStep`): paired normalisation's zero point."""
+    from metadisco.evaluate.runner import random_policy_return
+
+    out = {}
+    for task in step.tasks + step.valid_tasks:
+        env = task.cfg.env
+        if env not in out:
+            value = random_policy_return(env, seed=step.config.seed)
+            out[env] = value if np.isfinite(value) else 0.0  # no episode ends at random: 0 is the zero point
+    return out
+
+
+def measure_scales(step, random: dict[str, float], cached: dict[str, float],
+                   say: Callable[[str], None] = _say_nothing) -> dict[str, float]:
+    """Per training task (env and length): `ppo_gap(PPO, random)`, PPO trained on every row of the
+    population program with distinct reference seeds; from `cached` (a checkpoint) when there."""
+    out = {}
+    rows = step.population_rows()
+    for task in step.tasks:
+        if task.name in cached:
+            out[task.name] = float(cached[task.name])
+            continue
+        say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
+        population = paired.pairs(step.control, step.control, 0, step.devices, rows)[0]
+        out_rows = step.train_rows(task, dist.to_global(population, step.mesh), step.reference_keys(task))
+        ppo = paired.run_mean(out_rows)
+        if not np.isfinite(ppo):
+            raise UserError(f"PPO finishes no episode in the fitness window of {task.name}; train longer "
+                            "(timesteps) or widen final_window")
+        out[task.name] = float(ppo_gap(ppo, random[task.cfg.env]))
+    return out
+
+
+def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], None] = _say_nothing
+                        ) -> dict[str, float]:
+    """Baseline returns per task env when fitness needs normalising (several tasks, or any baseline set):
+    from the config, else the cache, else measured once by training PPO."""
+    from metadisco.objectives import BUILTIN_OBJECTIVES
+    from metadisco.train_seeds import train_seeds
+
+    config = step.config
+    cfgs = config.tasks
+    if step.paired or (len(cfgs) == 1 and cfgs[0].baseline is None):
+        return {}
+    out = {}
+    for task in step.tasks:
+        env = task.cfg.env
+        if env in out:  # measured at its first training length
+            continue
+        if task.cfg.baseline is not None:
+            out[env] = float(task.cfg.baseline)
+        elif env in cached:
+            out[env] = float(cached[env])
+        else:
+            say(f"measuring the PPO baseline on {env} ({config.baseline_seeds} seeds)")
+            ppo = BUILTIN_OBJECTIVES["ppo"]
+            result = train_seeds(env, ppo, ppo.zero_meta(), task.train_config, config.baseline_seeds, config.seed)
+            values = np.asarray(reduce_fitness(config.fitness, result.metrics, task.train_config.final_window))
+            value = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+            if not np.isfinite(value) or value == 0:
+                raise UserError(f"the PPO baseline on {env} is {value}; give tasks.*.baseline in the config")
+            out[env] = value
+    return out
+
+
+def measure_baselines(step, cached: dict[str, float] | None = None, say: Callable[[str], None] = _say_nothing
+                      ) -> Baselines:
+    """Every baseline `step`'s fitness needs, from `cached` (a checkpoint's `Baselines.cached()`) where it has
+    them; the rest measured (PPO training runs, compiled once)."""
+    cached = cached or {}
+    if not step.paired:
+        return Baselines(normalisers=measure_normalisers(step, cached, say))
+    random = measure_random(step)
+    return Baselines(random=random, scales=measure_scales(step, random, cached, say), paired=True)
