@@ -43,7 +43,7 @@ from metadisco.meta.config import MetaConfig, parse_config
 from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
 from metadisco.meta.tasks import _EVALUATORS, Task, build_tasks, make_evaluator, sample_tasks  # noqa: F401
-from metadisco.objectives import BUILTIN_OBJECTIVES, Objective
+from metadisco.objectives import BUILTIN_OBJECTIVES
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 START_STREAM = 0x7FFFFFFE
@@ -130,7 +130,7 @@ class MetaRun:
         self.resume = resume
         self.writer = dist.is_writer() and self.out is not None
         self.progress = progress and dist.is_writer()
-        self.objective = Objective.from_spec(config.objective)
+        self.objective = config.objective
         self.paired = config.normalise == "paired"
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
         start = start_point(self.objective, config.start, jax.random.fold_in(self.base_key, START_STREAM),

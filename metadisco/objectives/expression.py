@@ -42,7 +42,7 @@ import numpy as np
 import sympy
 
 from metadisco.errors import UserError
-from metadisco.objectives.registry import DRIFTS, Piece, Progress
+from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
 from metadisco.validate import shorten
 
 R = sympy.Symbol("r", positive=True)
@@ -399,8 +399,9 @@ class ExpressionDrift(Piece):
         """The expression as sympy, constants substituted (free symbols r and A)."""
         return self._sympy
 
-    def __call__(self, meta, ratio, advantage, progress: Progress):
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress):
         del meta, progress
+        ratio, advantage = inputs
         out = self._fn({R: ratio, A: advantage}, jnp)
         return jnp.broadcast_to(jnp.asarray(out, jnp.result_type(ratio)), jnp.broadcast_shapes(ratio.shape,
                                                                                               advantage.shape))
