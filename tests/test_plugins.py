@@ -22,7 +22,7 @@ from metadisco.errors import UserError
 from metadisco.meta.checkpoint import config_digest
 from metadisco.meta.config import load_config, parse_config
 from metadisco.meta.start import start_point
-from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, load_objective, save_objective
+from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, load_objective
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
@@ -45,7 +45,7 @@ def run_dir(tmp_path_factory):
     }
     (root / "plugin.yaml").write_text(yaml.safe_dump(config))
     out = root / "run"
-    assert main(["meta-train", str(root / "plugin.yaml"), "--out", str(out), "--no-progress"]) == 0
+    assert main(["meta-train", str(root / "plugin.yaml"), "--out", str(out)]) == 0
     return out
 
 
@@ -112,6 +112,7 @@ def test_a_plugin_given_as_a_file_and_its_env(tmp_path, capsys):
     assert main(["inspect", "ppo", "--plugin", str(tmp_path / "file_plugin.py")]) == 0
     assert VALUE_LOSSES.get("half_l2").__module__ == "file_plugin"
     import plugin_example  # noqa: F401 (registers its env too)
+
     from metadisco.envs import check_env_id, env_ids, make_env
 
     assert check_env_id("PluginCartPole-v0") == "PluginCartPole-v0" and "PluginCartPole-v0" in env_ids()
