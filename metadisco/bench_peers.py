@@ -119,7 +119,7 @@ def population_figure(repeats: int, devices=None) -> dict:
     (fn, args), steps, mesh = population_call(config, dist.make_mesh(devices))
     ours, _ = _compile(fn, *args)
     task = config.tasks[0]
-    train_config = resolve_config(task.env, task.preset, task.overrides(), task.timesteps)
+    train_config = resolve_config(task.env, task.preset, task.train, task.timesteps)
     population = config.strategy.population_size
     clip_eps = np.linspace(0.15, 0.25, population, dtype=np.float32)  # 16 PPO variants
     keys = np.broadcast_to(np.asarray(seed_keys(task.seeds)), (population, task.seeds, 2))

@@ -2,20 +2,19 @@
 
 Every field fixes a shape or a constant of the compiled trainer, so the whole config is static under `jax.jit`
 (it is hashable). Numbers that are evolved live in the objective's meta-parameters, not here.
-Presets follow PureJaxRL's settings (Lu et al., NeurIPS 2022).
+Presets follow PureJaxRL's settings (Lu et al. 2022, github.com/luchris429/purejaxrl).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.limits import check_trainer_fits
-from metadisco.validate import INT32_MAX, check_float, check_int, is_number, shorten
+from metadisco.validate import INT32_MAX, check_float, check_int, coerce, is_number, shorten
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,6 @@ class TrainConfig:
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
     vf_coef: float = 0.5
-    value_clip_eps: float = 0.2  # used by the clipped-L2 value loss only
     max_grad_norm: float = 0.5
     lr: float = 2.5e-4
     anneal_lr: bool = True
@@ -86,7 +84,7 @@ class TrainConfig:
         check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
         for name in ("ent_coef", "vf_coef"):
             check_float(name, getattr(self, name), 0.0)
-        for name in ("lr", "max_grad_norm", "value_clip_eps"):
+        for name in ("lr", "max_grad_norm"):
             if is_number(getattr(self, name)) and getattr(self, name) <= 0:
                 raise UserError(f"{name} must be positive, got {getattr(self, name)}")
             check_float(name, getattr(self, name), 0.0, lo_open=True)
@@ -106,6 +104,18 @@ class TrainConfig:
 
 
 ACTIVATIONS = ("tanh", "relu")
+
+# Settings that left TrainConfig, and where they went: naming one is a one-line error that says so.
+MOVED = {
+    "value_clip_eps": "value_clip_eps moved from the trainer settings to the clipped-L2 value loss: give the "
+                      "objective `value_loss: {kind: clipped_l2, clip_eps: X}` (a meta-training config's objective "
+                      "section, or an objective file) instead",
+}
+
+
+def check_not_moved(key: str) -> None:
+    if key in MOVED:
+        raise UserError(MOVED[key])
 
 PRESETS: dict[str, TrainConfig] = {
     # CartPole, Acrobot, Pendulum, bsuite, misc: PureJaxRL's CartPole settings.
@@ -137,53 +147,7 @@ def get_preset(name: str) -> TrainConfig:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# key=value overrides, typed by the dataclass field they name
-
-
-def parse_value(text: str, annotation: typing.Any, key: str) -> typing.Any:
-    """Parse `text` as a value of the resolved field type `annotation` (int, float, bool, str, tuple, optional)."""
-    origin = typing.get_origin(annotation)
-    try:
-        if annotation is bool:
-            low = text.strip().lower()
-            if low in ("true", "1", "yes", "on"):
-                return True
-            if low in ("false", "0", "no", "off"):
-                return False
-            raise ValueError
-        if annotation is int:
-            try:
-                return int(text)  # exact, however long; the range is checked by validate()
-            except ValueError:
-                pass
-            value = float(text)
-            if not value.is_integer():
-                raise ValueError
-            return int(value)
-        if annotation is float:
-            value = float(text)
-            if math.isinf(value) and "inf" not in text.lower():  # 1e400: say what was typed, not "inf"
-                raise UserError(f"{key} must be a finite number, got {shorten(text)}")
-            return value
-        if annotation is str:
-            return text
-        if origin is tuple:
-            (inner, *_rest) = typing.get_args(annotation)
-            parts = [p for p in text.strip("()[] ").replace("x", ",").split(",") if p.strip()]
-            return tuple(parse_value(p.strip(), inner, key) for p in parts)
-        if origin in (types.UnionType, typing.Union):
-            args = [a for a in typing.get_args(annotation) if a is not type(None)]
-            if text.strip().lower() in ("none", "null"):
-                return None
-            return parse_value(text, args[0], key)
-    except UserError:
-        raise
-    except ValueError:
-        pass
-    else:
-        raise TypeError(f"unsupported field type {annotation!r} for {key}")
-    kind = getattr(annotation, "__name__", str(annotation))
-    raise UserError(f"malformed value for {key}: {shorten(text)} is not a {kind}")
+# overrides ('key=value' from the command line, or a task's `train` section), typed by the field they name
 
 
 def split_assignment(item: str) -> tuple[str, str]:
@@ -196,16 +160,31 @@ def split_assignment(item: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def apply_overrides(config: TrainConfig, assignments: list[str] | tuple[str, ...]) -> TrainConfig:
-    """Return `config` with each 'key=value' applied; unknown keys and malformed values are `UserError`s."""
-    known = {f.name: f for f in fields(TrainConfig)}
+def train_setting(key: str, value: typing.Any, label: str | None = None) -> typing.Any:
+    """`value` (plain data: YAML, or a --set value read as YAML) as the type of TrainConfig field `key`, by the
+    one coercion engine (`metadisco.validate.coerce`); an unknown or moved key is a `UserError`."""
+    check_not_moved(key)
     hints = typing.get_type_hints(TrainConfig)
+    if key not in hints:
+        raise unknown_name_error("setting", key, [f.name for f in fields(TrainConfig)])
+    return coerce(value, hints[key], label or key)
+
+
+def parse_overrides(assignments) -> dict[str, typing.Any]:
+    """'key=value' strings -> {field: typed value}; the value is read as YAML, as every --set value is."""
+    from metadisco.safe_yaml import load_value
+
     changes = {}
     for item in assignments:
         key, text = split_assignment(item)
-        if key not in known:
-            raise unknown_name_error("setting", key, list(known))
-        changes[key] = parse_value(text, hints[key], key)
+        changes[key] = train_setting(key, load_value(text, f"--set {key}") if text else text)
+    return changes
+
+
+def apply_overrides(config: TrainConfig, overrides) -> TrainConfig:
+    """Return `config` with `overrides` applied: 'key=value' strings, or a mapping of typed values (a task's
+    `train` section); unknown keys and malformed values are `UserError`s."""
+    changes = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
     return replace(config, **changes)
 
 

@@ -154,3 +154,17 @@ def read_yaml(path: str | os.PathLike) -> Any:
     if size > MAX_BYTES:  # not read into memory at all
         raise UserError(f"YAML file {str(path)!r} is {size:,} bytes; at most {MAX_BYTES:,} are read as YAML")
     return load_yaml(read_text(path, "YAML file"), f"YAML file {str(path)!r}")
+
+
+def restore_msgpack(data: bytes, file_format: str, unreadable, foreign: str) -> dict:
+    """The msgpack mapping in `data` whose "format" is `file_format`; else a `UserError`: `unreadable(exception)`
+    for bytes msgpack cannot read, `foreign` for another format."""
+    from flax import serialization
+
+    try:
+        payload = serialization.msgpack_restore(data)
+    except Exception as e:  # msgpack raises several types for truncated or foreign bytes
+        raise UserError(unreadable(e)) from None
+    if not isinstance(payload, dict) or payload.get("format") != file_format:
+        raise UserError(foreign)
+    return payload

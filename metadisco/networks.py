@@ -7,6 +7,7 @@ parameter. Orthogonal initialisation with gains sqrt(2) (hidden), 0.01 (policy h
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import flax.linen as nn
@@ -47,6 +48,17 @@ def orthogonal(scale: float = 1.0, iterations: int = 40):
     return init
 
 
+def mlp(layers: Sequence[Callable[[jax.Array], jax.Array]], x: jax.Array, activation=jnp.tanh,
+        activate_last: bool = False) -> jax.Array:
+    """The one dense stack of the package: each layer, then `activation`, except after the last unless
+    `activate_last` (the actor-critic's towers end in their heads; an objective piece's network ends linear)."""
+    for i, layer in enumerate(layers):
+        x = layer(x)
+        if activate_last or i < len(layers) - 1:
+            x = activation(x)
+    return x
+
+
 class Policy(NamedTuple):
     """Output of the actor: logits [..., A] (discrete) or mean and log_std [..., D] (continuous)."""
 
@@ -84,8 +96,6 @@ class Policy(NamedTuple):
         return D.gaussian_entropy(jnp.broadcast_to(self.log_std, self.logits_or_mean.shape))
 
 
-
-
 class ActorCritic(nn.Module):
     """obs [..., obs_dim] -> (Policy, value [...])."""
 
@@ -109,9 +119,7 @@ class ActorCritic(nn.Module):
             self.log_std = self.param("log_std", nn.initializers.zeros, (self.action_size,))
 
     def _tower(self, layers, x):
-        for layer in layers:
-            x = self._act(layer(x))
-        return x
+        return mlp(layers, x, self._act, activate_last=True)
 
     def value(self, obs: jax.Array) -> jax.Array:
         return self.value_head(self._tower(self.critic_layers, obs))[..., 0]

@@ -23,6 +23,7 @@ from metadisco.envs import make_vec_env
 from metadisco.gae import gae
 from metadisco.networks import make_network
 from metadisco.objectives import Objective, Progress
+from metadisco.objectives.registry import DriftInputs, OptimizerInputs, ValueLossInputs
 
 
 class Metrics(NamedTuple):
@@ -96,10 +97,10 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
         ratio = jnp.exp(log_ratio)
         adv = batch.advantage
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        drift = objective.drift(meta["drift"], ratio, adv, progress)
+        drift = objective.drift(meta["drift"], DriftInputs(ratio, adv), progress)
         actor_loss = -jnp.mean(ratio * adv - drift)
-        value_loss = jnp.mean(objective.value_loss(meta["value_loss"], value, batch.value, batch.target,
-                                                   config.value_clip_eps, progress))
+        value_loss = jnp.mean(objective.value_loss(meta["value_loss"], ValueLossInputs(value, batch.value,
+                                                                                        batch.target), progress))
         entropy = jnp.mean(policy.entropy())
         total = actor_loss + config.vf_coef * value_loss - config.ent_coef * entropy
         approx_kl = jnp.mean((ratio - 1.0) - log_ratio)
@@ -107,8 +108,9 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
         return total, aux
 
     def train(key: jax.Array, meta_params) -> TrainResult:
-        optimizer = objective.optimizer.make(meta_params["optimizer"], learning_rate, config.max_grad_norm,
-                                             num_updates * steps_per_update)
+        inputs = OptimizerInputs(learning_rate, config.max_grad_norm, num_updates * steps_per_update)
+        optimizer = objective.optimizer(meta_params["optimizer"], inputs,
+                                        Progress(jnp.float32(0.0), jnp.float32(num_updates)))
         key, init_key, reset_key = jax.random.split(key, 3)
         obs, env_state = vec_env.reset(reset_key)
         params = network.init(init_key, obs[:1])

@@ -9,7 +9,7 @@ from run to run; on another device count they agree statistically, not bitwise.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -30,12 +30,13 @@ def seed_keys(num_seeds: int, seed: int = 0) -> jax.Array:
 
 def resolve_config(env_id: str, preset: str | None = None, overrides=(), timesteps: int | None = None
                    ) -> TrainConfig:
-    """The preset (named, or chosen from the env id), with `timesteps` and `key=value` overrides, validated."""
+    """The preset (named, or chosen from the env id), with `timesteps` and overrides ('key=value' strings or a
+    mapping of typed values, `metadisco.config.apply_overrides`), validated."""
     check_env_id(env_id)
     config = get_preset(preset or default_preset_name(env_id))
     if timesteps is not None:
-        overrides = [f"total_timesteps={timesteps}", *overrides]
-    return apply_overrides(config, list(overrides)).validate()
+        config = replace(config, total_timesteps=timesteps)
+    return apply_overrides(config, overrides).validate()
 
 
 @dataclass

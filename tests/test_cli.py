@@ -31,7 +31,7 @@ def run_cli(capsys, *argv):
     (["train", "--env", "CartPole-v1", "--timesteps", "0", "--out", "{out}"], "--timesteps must be a positive"),
     (["train", "--env", "CartPole-v1", "--timesteps", "100", "--out", "{out}"], "smaller than one update"),
     (["train", "--env", "CartPole-v1", "--set", "lrr=1", "--out", "{out}"], "unknown setting 'lrr'"),
-    (["train", "--env", "CartPole-v1", "--set", "lr=fast", "--out", "{out}"], "malformed value for lr"),
+    (["train", "--env", "CartPole-v1", "--set", "lr=fast", "--out", "{out}"], "lr must be a finite number, got 'fast'"),
     (["train", "--env", "CartPole-v1", "--set", "lr", "--out", "{out}"], "expected key=value"),
     (["train", "--env", "CartPole-v1", "--preset", "atari", "--out", "{out}"], "unknown preset 'atari'"),
     (["bench", "--seeds", "2,4", "--out", "{out}/b.json"], "include 1"),

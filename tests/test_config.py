@@ -26,9 +26,10 @@ def test_overrides_are_typed():
 @pytest.mark.parametrize("item, message", [
     ("learning_rate=1e-3", "unknown setting 'learning_rate'"),
     ("lr", "expected key=value"),
-    ("num_envs=four", "malformed value for num_envs"),
-    ("num_envs=2.5", "malformed value for num_envs"),
-    ("anneal_lr=maybe", "malformed value for anneal_lr"),
+    ("num_envs=four", "num_envs must be an integer, got 'four'"),
+    ("num_envs=2.5", "num_envs must be an integer, got 2.5"),
+    ("anneal_lr=maybe", "anneal_lr must be true or false, got 'maybe'"),
+    ("value_clip_eps=0.3", "value_clip_eps moved from the trainer settings to the clipped-L2 value loss"),
     ("=3", "the key is empty"),
 ])
 def test_bad_overrides_are_user_errors(item, message):

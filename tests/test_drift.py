@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from metadisco.objectives import DRIFTS, Progress
+from metadisco.objectives import DRIFTS, DriftInputs, Progress
 from metadisco.objectives.drift import dpo_drift, ppo_drift
 
 PROGRESS = Progress(jnp.float32(0.3), jnp.float32(100.0))
@@ -43,11 +43,11 @@ def test_handcrafted_drifts_are_valid(name):
     key = jax.random.PRNGKey(1)
     ratio = jnp.exp(jax.random.uniform(key, (4096,), minval=-2.0, maxval=2.0))
     adv = jax.random.normal(jax.random.fold_in(key, 1), (4096,)) * 4.0
-    values = drift({}, ratio, adv, PROGRESS)
+    values = drift({}, DriftInputs(ratio, adv), PROGRESS)
     assert jnp.all(values >= 0.0)
     ones = jnp.ones_like(adv)
-    np.testing.assert_allclose(drift({}, ones, adv, PROGRESS), 0.0, atol=1e-7)
-    slope = jax.vmap(jax.grad(lambda r, a: drift({}, r, a, PROGRESS)))(ones, adv)
+    np.testing.assert_allclose(drift({}, DriftInputs(ones, adv), PROGRESS), 0.0, atol=1e-7)
+    slope = jax.vmap(jax.grad(lambda r, a: drift({}, DriftInputs(r, a), PROGRESS)))(ones, adv)
     np.testing.assert_allclose(slope, 0.0, atol=1e-6)
 
 

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from metadisco.errors import UserError
-from metadisco.objectives import DRIFTS, Objective, Progress, expression_drift, load_objective, save_objective
+from metadisco.objectives import (
+    DRIFTS,
+    DriftInputs,
+    Objective,
+    Progress,
+    expression_drift,
+    load_objective,
+    save_objective,
+)
 from metadisco.objectives.drift import dpo_drift, ppo_drift
 from metadisco.objectives.expression import DPO_EXPRESSION, PPO_EXPRESSION
 
@@ -18,20 +26,21 @@ PROGRESS = Progress(jnp.float32(0.5), jnp.float32(100.0))
 def test_ppo_and_dpo_formulas_match_the_builtin_drifts():
     ppo = expression_drift(*PPO_EXPRESSION)
     dpo = expression_drift(*DPO_EXPRESSION)
-    np.testing.assert_allclose(ppo(None, RATIO, ADV, PROGRESS), ppo_drift(RATIO, ADV), atol=1e-6)
-    np.testing.assert_allclose(dpo(None, RATIO, ADV, PROGRESS), dpo_drift(RATIO, ADV), rtol=1e-5, atol=1e-5)
-    grad = jax.grad(lambda r: dpo(None, r, ADV, PROGRESS).sum())(RATIO)
+    np.testing.assert_allclose(ppo(None, DriftInputs(RATIO, ADV), PROGRESS), ppo_drift(RATIO, ADV), atol=1e-6)
+    np.testing.assert_allclose(dpo(None, DriftInputs(RATIO, ADV), PROGRESS), dpo_drift(RATIO, ADV), rtol=1e-5,
+                               atol=1e-5)
+    grad = jax.grad(lambda r: dpo(None, DriftInputs(r, ADV), PROGRESS).sum())(RATIO)
     np.testing.assert_allclose(grad, jax.grad(lambda r: dpo_drift(r, ADV).sum())(RATIO), rtol=1e-4, atol=1e-4)
 
 
 def test_alternative_spellings_of_dpo():
     (text, constants) = DPO_EXPRESSION
-    reference = expression_drift(text, constants)(None, RATIO, ADV, PROGRESS)
+    reference = expression_drift(text, constants)(None, DriftInputs(RATIO, ADV), PROGRESS)
     pos = "relu((r - 1)*A - alpha*tanh((r - 1)*A/alpha))"
     neg = "max(0, log(r)*A - beta*tanh(log(r)*A/beta))"
     for spelled in (f"{pos} if A >= 0 else {neg}", f"Piecewise(({pos}, A >= 0), ({neg}, True))",
                     str(expression_drift(text, constants).sympy)):
-        out = expression_drift(spelled, dict(constants))(None, RATIO, ADV, PROGRESS)
+        out = expression_drift(spelled, dict(constants))(None, DriftInputs(RATIO, ADV), PROGRESS)
         np.testing.assert_allclose(out, reference, rtol=1e-5, atol=1e-6)
 
 
@@ -81,8 +90,8 @@ def test_expression_objective_file_round_trip(tmp_path):
     objective = Objective(drift=expression_drift(*DPO_EXPRESSION))
     loaded, meta = load_objective(save_objective(tmp_path / "dpo.msgpack", objective, objective.zero_meta()))
     assert loaded == objective
-    assert np.array_equal(loaded.drift(meta["drift"], RATIO, ADV, PROGRESS),
-                          objective.drift({}, RATIO, ADV, PROGRESS))
+    assert np.array_equal(loaded.drift(meta["drift"], DriftInputs(RATIO, ADV), PROGRESS),
+                          objective.drift({}, DriftInputs(RATIO, ADV), PROGRESS))
 
 
 @pytest.mark.parametrize("alpha", [1e-3, 1e-2, 0.1, 2.0])
@@ -90,6 +99,6 @@ def test_sharp_but_flat_dpo_forms_are_valid(alpha):
     # x - a tanh(x / a) has zero slope at x = 0 for every a > 0; a small a only makes it sharp (the parametric
     # distillation's bounds reach 1e-3), which the numeric slope check must not mistake for a kink.
     drift = expression_drift(DPO_EXPRESSION[0], {"alpha": alpha, "beta": alpha})
-    assert np.all(np.asarray(drift(None, RATIO, ADV, PROGRESS)) >= 0)
+    assert np.all(np.asarray(drift(None, DriftInputs(RATIO, ADV), PROGRESS)) >= 0)
     with pytest.raises(UserError, match="non-zero slope"):
         expression_drift("relu((r - 1)*A)", {})

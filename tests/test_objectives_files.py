@@ -7,7 +7,7 @@ import pytest
 from flax import serialization
 
 from metadisco.errors import UserError
-from metadisco.objectives import DRIFTS, Objective, Progress, load_objective, save_objective
+from metadisco.objectives import DRIFTS, DriftInputs, Objective, Progress, load_objective, save_objective
 from metadisco.objectives.files import FORMAT, _checksum, objective_bytes
 from metadisco.objectives.resolve import resolve_objective
 
@@ -37,8 +37,8 @@ def test_round_trip_gives_the_same_objective_and_function(talpo_file):
     ratio = jnp.exp(jnp.linspace(-2.0, 2.0, 101))
     adv = jnp.linspace(-3.0, 3.0, 101)
     progress = Progress(jnp.float32(0.3), jnp.float32(200.0))
-    before = objective.drift(meta["drift"], ratio, adv, progress)
-    assert np.array_equal(before, loaded.drift(loaded_meta["drift"], ratio, adv, progress))
+    before = objective.drift(meta["drift"], DriftInputs(ratio, adv), progress)
+    assert np.array_equal(before, loaded.drift(loaded_meta["drift"], DriftInputs(ratio, adv), progress))
     # Saving what was loaded gives the same bytes: the format is deterministic.
     assert objective_bytes(loaded, loaded_meta) == path.read_bytes()
 

@@ -8,9 +8,10 @@ import optax
 import pytest
 
 from metadisco.errors import UserError
-from metadisco.objectives import OPTIMIZERS, VALUE_LOSSES, Progress
+from metadisco.objectives import OPTIMIZERS, VALUE_LOSSES, OptimizerInputs, Progress, ValueLossInputs
 from metadisco.objectives.value_loss import l2_value_loss
 
+P0 = Progress(jnp.float32(0.0), jnp.float32(100.0))  # the optimiser is built before the first update
 
 def random_like(tree, seed, scale):
     leaves, treedef = jax.tree.flatten(tree)
@@ -24,7 +25,7 @@ def test_learned_value_loss_is_l2_at_zero_and_differs_elsewhere(progress):
     loss = VALUE_LOSSES.make("learned", progress=progress)
     value, target = jax.random.normal(jax.random.PRNGKey(0), (2, 64)) * 5.0
     p = Progress(jnp.float32(0.25), jnp.float32(50.0))
-    fn = lambda meta, v: loss(meta, v, v, target, 0.2, p)
+    fn = lambda meta, v: loss(meta, ValueLossInputs(v, v, target), p)
     zero = loss.zero_meta()
     assert np.array_equal(fn(zero, value), l2_value_loss(value, target))
     grad_zero = jax.grad(lambda v: fn(zero, v).sum())(value)
@@ -33,7 +34,7 @@ def test_learned_value_loss_is_l2_at_zero_and_differs_elsewhere(progress):
     assert fn(meta, value).shape == (64,)
     assert not np.allclose(fn(meta, value), l2_value_loss(value, target))
     if progress:
-        later = loss(meta, value, value, target, 0.2, Progress(jnp.float32(0.9), jnp.float32(50.0)))
+        later = loss(meta, ValueLossInputs(value, value, target), Progress(jnp.float32(0.9), jnp.float32(50.0)))
         assert not np.allclose(fn(meta, value), later)
 
 
@@ -62,8 +63,8 @@ def test_learned_optimizer_is_adam_at_zero_meta():
     learned = OPTIMIZERS.make("learned")
     adam = OPTIMIZERS.make("adam")
     for lr in (schedule, 3e-3):
-        final_l, updates_l = _run_optimizer(learned.make(learned.zero_meta(), lr, 0.5, 100), params)
-        final_a, updates_a = _run_optimizer(adam.make({}, lr, 0.5, 100), params)
+        final_l, updates_l = _run_optimizer(learned(learned.zero_meta(), OptimizerInputs(lr, 0.5, 100), P0), params)
+        final_a, updates_a = _run_optimizer(adam({}, OptimizerInputs(lr, 0.5, 100), P0), params)
         for x, y in zip(jax.tree.leaves((final_l, updates_l)), jax.tree.leaves((final_a, updates_a)), strict=True):
             assert np.array_equal(x, y)
 
@@ -74,8 +75,8 @@ def test_learned_optimizer_with_meta_changes_updates_and_sees_progress():
     meta = random_like(learned.zero_meta(), 0, 0.3)
     params = {"w": jnp.linspace(-1.0, 1.0, 6)}
     grads = {"w": jnp.linspace(0.1, 0.6, 6)}
-    tx = learned.make(meta, 1e-2, 0.5, 10)
-    adam_tx = OPTIMIZERS.make("adam").make({}, 1e-2, 0.5, 10)
+    tx = learned(meta, OptimizerInputs(1e-2, 0.5, 10), P0)
+    adam_tx = OPTIMIZERS.make("adam")({}, OptimizerInputs(1e-2, 0.5, 10), P0)
     u_learned, _ = tx.update(grads, tx.init(params), params)
     u_adam, _ = adam_tx.update(grads, adam_tx.init(params), params)
     assert not np.allclose(u_learned["w"], u_adam["w"])

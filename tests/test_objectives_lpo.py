@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from metadisco.errors import UserError
-from metadisco.objectives import DRIFTS, Progress
+from metadisco.objectives import DRIFTS, DriftInputs, Progress
 from metadisco.objectives.drift import ppo_drift
 
 SCALES = (0.03, 0.3, 3.0, 30.0)  # ES-sized perturbations up to saturated networks
@@ -42,9 +42,9 @@ def test_drift_conditions_for_random_meta(kind, options):
         meta_key, input_key = jax.random.split(key)
         meta = random_meta(drift, meta_key, scale)
         ratio, adv, progress = random_inputs(input_key)
-        values = drift(meta, ratio, adv, progress)
-        at_one = drift(meta, jnp.ones_like(adv), adv, progress)
-        slope = jax.vmap(jax.grad(lambda r, a: drift(meta, r, a, progress)))(jnp.ones_like(adv), adv)
+        values = drift(meta, DriftInputs(ratio, adv), progress)
+        at_one = drift(meta, DriftInputs(jnp.ones_like(adv), adv), progress)
+        slope = jax.vmap(jax.grad(lambda r, a: drift(meta, DriftInputs(r, a), progress)))(jnp.ones_like(adv), adv)
         return values.min(), jnp.abs(at_one).max(), jnp.abs(slope).max(), jnp.isfinite(values).all()
 
     for i, scale in enumerate(SCALES):
@@ -61,8 +61,9 @@ def test_zero_meta_is_ppo_with_identical_gradients(kind):
     drift = DRIFTS.make(kind)
     ratio, adv, progress = random_inputs(jax.random.PRNGKey(1))
     meta = drift.zero_meta()
-    np.testing.assert_allclose(drift(meta, ratio, adv, progress), ppo_drift(ratio, adv), rtol=1e-6, atol=1e-7)
-    grad_lpo = jax.grad(lambda r: drift(meta, r, adv, progress).sum())(ratio)
+    np.testing.assert_allclose(drift(meta, DriftInputs(ratio, adv), progress), ppo_drift(ratio, adv), rtol=1e-6,
+                               atol=1e-7)
+    grad_lpo = jax.grad(lambda r: drift(meta, DriftInputs(r, adv), progress).sum())(ratio)
     grad_ppo = jax.grad(lambda r: ppo_drift(r, adv).sum())(ratio)
     assert np.array_equal(np.asarray(grad_lpo), np.asarray(grad_ppo))
     assert float(jnp.mean(ppo_drift(ratio, adv) > 0)) > 0.2  # the comparison covers the clipped region
@@ -72,8 +73,8 @@ def test_nonzero_meta_changes_the_drift_and_talpo_sees_progress():
     drift = DRIFTS.make("talpo", hidden=16)
     meta = random_meta(drift, jax.random.PRNGKey(0), 1.0)
     ratio, adv, _ = random_inputs(jax.random.PRNGKey(2))
-    early = drift(meta, ratio, adv, Progress(jnp.float32(0.0), jnp.float32(100.0)))
-    late = drift(meta, ratio, adv, Progress(jnp.float32(0.9), jnp.float32(100.0)))
+    early = drift(meta, DriftInputs(ratio, adv), Progress(jnp.float32(0.0), jnp.float32(100.0)))
+    late = drift(meta, DriftInputs(ratio, adv), Progress(jnp.float32(0.9), jnp.float32(100.0)))
     assert not np.allclose(early, late)
     assert not np.allclose(early, ppo_drift(ratio, adv))
 
@@ -84,7 +85,7 @@ def test_sizes_and_batch_shapes():
     assert DRIFTS.make("talpo").zero_meta()["w1"].shape == (24, 128)
     assert DRIFTS.make("talpo", horizon=False).zero_meta()["w1"].shape == (16, 128)
     ratio = jnp.full((3, 5), 1.3)
-    out = lpo(random_meta(lpo, jax.random.PRNGKey(0), 0.1), ratio, jnp.ones((3, 5)), Progress(0.5, 10.0))
+    out = lpo(random_meta(lpo, jax.random.PRNGKey(0), 0.1), DriftInputs(ratio, jnp.ones((3, 5))), Progress(0.5, 10.0))
     assert out.shape == (3, 5)
     assert lpo.learnable and not DRIFTS.make("ppo").learnable
 

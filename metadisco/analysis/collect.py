@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from metadisco.objectives import Objective
-from metadisco.objectives.registry import Piece, Progress
+from metadisco.objectives.registry import DriftInputs, Piece, Progress
 from metadisco.train_seeds import resolve_config, train_seeds
 
 _SINKS: dict[int, dict] = {}
@@ -38,9 +38,9 @@ class RecordingDrift(Piece):
     def zero_meta(self):
         return self.inner.zero_meta()
 
-    def __call__(self, meta, ratio, advantage, progress: Progress):
-        jax.debug.callback(self._record, ratio, advantage)
-        return self.inner(meta, ratio, advantage, progress)
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress):
+        jax.debug.callback(self._record, inputs.ratio, inputs.advantage)
+        return self.inner(meta, inputs, progress)
 
     def _record(self, ratio, advantage):
         r, a = np.asarray(ratio, np.float64).ravel(), np.asarray(advantage, np.float64).ravel()

@@ -1,9 +1,10 @@
 """The closed-form drift families that distillation fits, in float64 numpy (for least squares), with their
 expression-drift form (variables r and A, named constants).
 
-PPO (Kuba et al., ICML 2022): ReLU((r - clip(r, 1 - eps, 1 + eps)) A).
-DPO (Lu et al., NeurIPS 2022): soft hinge of (r - 1) A for A >= 0 (scale alpha), of log(r) A for A < 0 (scale beta).
-These mirror `metadisco.objectives.drift.ppo_drift` / `dpo_drift` (a test checks that they agree).
+PPO: ReLU((r - clip(r, 1 - eps, 1 + eps)) A).
+DPO (Lu et al. 2022): soft hinge of (r - 1) A for A >= 0 (scale alpha), of log(r) A for A < 0 (scale beta).
+Both are the package's own definitions (`metadisco.objectives.drift`, here with numpy); their expressions are
+written in sympy's syntax (a test checks that both are the same functions, and valid).
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metadisco.objectives.drift import dpo_drift, ppo_drift
+
 
 def ppo(r: np.ndarray, a: np.ndarray, eps: float) -> np.ndarray:
-    return np.maximum((r - np.clip(r, 1.0 - eps, 1.0 + eps)) * a, 0.0)
-
-
-def _soft_hinge(x: np.ndarray, scale: float) -> np.ndarray:
-    return np.maximum(x - scale * np.tanh(x / scale), 0.0)
+    return ppo_drift(r, a, eps, xp=np)
 
 
 def dpo(r: np.ndarray, a: np.ndarray, alpha: float, beta: float) -> np.ndarray:
-    # Both halves vanish at A = 0, so summing them over A+ = max(A, 0) and A- = min(A, 0) equals the branch.
-    return _soft_hinge((r - 1.0) * np.maximum(a, 0.0), alpha) + _soft_hinge(np.log(r) * np.minimum(a, 0.0), beta)
+    return dpo_drift(r, a, alpha, beta, xp=np)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from metadisco.errors import UserError
 from metadisco.objectives import Objective, Progress
+from metadisco.objectives.registry import DriftInputs
 
 A_RANGE = (-8.0, 8.0)
 R_GRIDS = {"linear": "r in [0.5, 1.5]", "log": "r = exp(u), u in [-2, 2]"}
@@ -53,8 +54,8 @@ def progress(fraction: float = 0.0, num_updates: float = DEFAULT_HORIZON) -> Pro
 def _drift_and_slope(objective: Objective, drift_meta, r, a, fraction, num_updates):
     # One compiled function per (objective, shape): meta, progress and the points are arguments.
     prog = Progress(fraction, num_updates)
-    total = lambda r_: jnp.sum(objective.drift(drift_meta, r_, a, prog))
-    return objective.drift(drift_meta, r, a, prog), jax.grad(total)(r)
+    total = lambda r_: jnp.sum(objective.drift(drift_meta, DriftInputs(r_, a), prog))
+    return objective.drift(drift_meta, DriftInputs(r, a), prog), jax.grad(total)(r)
 
 
 def drift_values(objective: Objective, meta: Any, r: np.ndarray, a: np.ndarray, fraction: float = 0.0,

@@ -7,7 +7,9 @@ path. Every message is folded onto one line and capped in length, whatever text 
 
 Before a command imports JAX, `main` sets up the process: one XLA host device per core (unless XLA_FLAGS
 already sets a count; `--devices N` chooses N) and JAX's persistent compilation cache (`--no-compile-cache`
-to skip). Both are global options, accepted before or after the command name.
+to skip). Then it loads plugins: each `--plugin MODULE` (repeatable; a module name or a .py file) and every
+installed package's `metadisco.plugins` entry point (`metadisco.plugins`). All are global options, accepted
+before or after the command name.
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
                         **({"default": True} | default),
                         help="do not use JAX's persistent compilation cache (default: on, in "
                              "$XDG_CACHE_HOME/metadisco/jax or ~/.cache/metadisco/jax)")
+    parser.add_argument("--plugin", dest="plugins" if top else "command_plugins", action="append", metavar="MODULE",
+                        **({"default": []} if top else {"default": argparse.SUPPRESS}),
+                        help="load a module that registers its own drifts, value losses, optimisers or envs "
+                             "(repeatable; a module name on the Python path, or a .py file)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +90,15 @@ def set_up_runtime(args) -> None:
     compile_cache.configure(args.compile_cache)
 
 
+def load_plugins(args) -> None:
+    """--plugin modules (before and after the command name), then installed packages' entry points."""
+    from metadisco.plugins import load_entry_points
+    from metadisco.plugins import load_plugins as load
+
+    load([*args.plugins, *getattr(args, "command_plugins", [])])
+    load_entry_points()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """metadisco's own warnings as one line, like its errors; other libraries' as Python prints them."""
     if issubclass(category, MetadiscoWarning):
@@ -102,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            load_plugins(args)
             return args.run(args) or 0
     except UserError as e:
         sys.stderr.write(f"metadisco {args.command}: error: {one_line(e)}\n")

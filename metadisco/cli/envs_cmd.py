@@ -10,9 +10,9 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco.envs.registry import brax_ids, env_spec, gymnax_ids
+    from metadisco.envs.registry import brax_ids, env_spec, gymnax_ids, registered_ids
 
-    ids = gymnax_ids() if args.no_brax else gymnax_ids() + brax_ids()
+    ids = (gymnax_ids() if args.no_brax else gymnax_ids() + brax_ids()) + registered_ids()
     print(f"{'env id':28s} {'observation':14s} actions")
     for env_id in ids:
         try:

@@ -7,7 +7,8 @@ import json
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="show an objective's pieces: kinds, options and parameter counts")
-    p.add_argument("objective", metavar="OBJECTIVE", help="built-in name (ppo, dpo) or an objective file")
+    p.add_argument("objective", metavar="OBJECTIVE",
+                   help="built-in name (ppo, dpo), objective file, or meta-training run directory")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)
 
@@ -29,6 +30,7 @@ def describe_objective(objective, meta) -> dict:
         shapes = {"/".join(str(getattr(k, "key", k)) for k in path): list(np.shape(x)) for path, x in flat}
         pieces[slot] = {
             "kind": piece.name,
+            "plugin": piece.plugin,  # the module a plugin's piece came from; None for metadisco's own
             "options": to_jsonable(piece.options()),
             "learnable": piece.learnable,
             "parameters": int(sum(np.size(x) for _, x in flat)),
@@ -52,7 +54,8 @@ def run(args) -> int:
         options = ", ".join(f"{k}={v}" for k, v in piece["options"].items()) or "-"
         learned = (f"{piece['parameters']:,} parameters, norm {piece['norm']:.4g}" if piece["learnable"]
                    else "handcrafted")
-        print(f"  {slot:11s} {piece['kind']:11s} {learned}")
+        plugin = f" (plugin {piece['plugin']})" if piece["plugin"] else ""
+        print(f"  {slot:11s} {piece['kind']:11s} {learned}{plugin}")
         print(f"  {'':11s} options: {options}")
         for path, shape in piece["shapes"].items():
             print(f"  {'':11s}   {path}: {tuple(shape)}")

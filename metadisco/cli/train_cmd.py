@@ -10,7 +10,8 @@ from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, output_dir, posi
 def add_parser(sub, name):
     p = sub.add_parser(name, help="train N seeds of the inner trainer with one objective")
     p.add_argument("--env", required=True, help="env id (see `metadisco envs`)")
-    p.add_argument("--objective", default="ppo", help="built-in name (ppo, dpo) or an objective file")
+    p.add_argument("--objective", default="ppo",
+                   help="built-in name (ppo, dpo), objective file, or meta-training run directory")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=1)
     p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: the preset's)")

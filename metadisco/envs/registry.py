@@ -1,4 +1,10 @@
-"""One registry of environment ids over gymnax and brax (`brax/<name>`)."""
+"""One registry of environment ids over gymnax, brax (`brax/<name>`) and plugins' own envs.
+
+gymnax's and brax's ids are read from those packages. A plugin (`metadisco.plugins`) adds an env with
+
+    @register_env("MyEnv-v0")
+    def my_env() -> Env: ...        # a factory of a single, auto-resetting `metadisco.envs.Env`
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,29 @@ from metadisco.envs.wrappers import ClipAction, LogEpisodes, NormalizeObservatio
 from metadisco.errors import unknown_name_error
 
 BRAX_PREFIX = "brax/"
+_REGISTERED: dict[str, object] = {}  # env id -> factory, from register_env
+
+
+def register_env(env_id: str):
+    """Decorator: register `factory() -> Env` under `env_id` (not a gymnax or brax id)."""
+
+    def decorate(factory):
+        if env_id in _REGISTERED and _REGISTERED[env_id] is not factory:
+            raise ValueError(f"env {env_id!r} registered twice")
+        if env_id.startswith(BRAX_PREFIX) or env_id in gymnax_ids():
+            raise ValueError(f"env {env_id!r} is a gymnax or brax id already")
+        _REGISTERED[env_id] = factory
+        return factory
+
+    return decorate
+
+
+def registered_ids() -> tuple[str, ...]:
+    """Ids of envs registered by plugins (installed plugins' entry points are loaded first)."""
+    from metadisco.plugins import load_entry_points
+
+    load_entry_points()
+    return tuple(sorted(_REGISTERED))
 
 
 @functools.cache
@@ -26,8 +55,8 @@ def brax_ids() -> tuple[str, ...]:
 
 
 def env_ids() -> tuple[str, ...]:
-    """Every known env id: gymnax's ids as gymnax spells them, then `brax/<name>`."""
-    return gymnax_ids() + brax_ids()
+    """Every known env id: gymnax's ids as gymnax spells them, then `brax/<name>`, then plugins' envs."""
+    return gymnax_ids() + brax_ids() + registered_ids()
 
 
 def split_budget(spec: str) -> tuple[str, int | None]:
@@ -53,7 +82,7 @@ def check_env_id(env_id: str) -> str:
     if env_id.startswith(BRAX_PREFIX):
         if env_id not in brax_ids():
             raise unknown_name_error("env", env_id, brax_ids())
-    elif env_id not in gymnax_ids():
+    elif env_id not in gymnax_ids() and env_id not in registered_ids():
         raise unknown_name_error("env", env_id, env_ids())
     return env_id
 
@@ -62,6 +91,8 @@ def check_env_id(env_id: str) -> str:
 def make_env(env_id: str, brax_backend: str | None = None, episode_length: int = 1000):
     """The single, auto-resetting `Env` for `env_id` (cached: gymnax / brax construction is not free)."""
     check_env_id(env_id)
+    if env_id in _REGISTERED:
+        return _REGISTERED[env_id]()
     if env_id.startswith(BRAX_PREFIX):
         from metadisco.envs.brax_adapter import BraxEnv
 

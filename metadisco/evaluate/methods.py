@@ -1,13 +1,9 @@
 """The methods an evaluation compares, and the meta-training run directories it can read.
 
 A method is an objective under a short label: a built-in name (`ppo`, `dpo`), an objective file (labelled by
-its file name without suffix) or a meta-training run directory (labelled by the directory's name).
-
-Run-directory contract (written by `metadisco meta-train`): RUN_DIR/objective_best.msgpack is the objective the
-run kept by meta-validation (when the config has a validation section), RUN_DIR/objective.msgpack the final ES
-mean; a run directory stands for the kept objective when there is one, else the ES mean (pass
-RUN_DIR/objective.msgpack for the ES mean explicitly). RUN_DIR/config.yaml holds a top-level
-`held_out_envs: [ids]` list.
+its file name without suffix) or a meta-training run directory (labelled by the directory's name), resolved by
+`metadisco.objectives.resolve` as every command does (its docstring states the run-directory contract).
+RUN_DIR/config.yaml holds a top-level `held_out_envs: [ids]` list.
 """
 
 from __future__ import annotations
@@ -19,21 +15,13 @@ from typing import Any
 from metadisco.errors import UserError
 from metadisco.io import read_yaml
 from metadisco.objectives import Objective
-from metadisco.objectives.resolve import resolve_objective
-
-RUN_OBJECTIVE = "objective.msgpack"
-RUN_BEST_OBJECTIVE = "objective_best.msgpack"
-RUN_CONFIG = "config.yaml"
-
-
-def run_objective_file(run_dir: str | Path) -> Path:
-    """The objective a run directory stands for: the validated best if the run kept one, else the ES mean."""
-    run_dir = Path(run_dir)
-    for name in (RUN_BEST_OBJECTIVE, RUN_OBJECTIVE):
-        if (run_dir / name).is_file():
-            return run_dir / name
-    raise UserError(f"run directory {str(run_dir)!r} has no {RUN_OBJECTIVE}; give a meta-training run directory, "
-                    "an objective file or a built-in name (ppo, dpo)")
+from metadisco.objectives.resolve import (  # noqa: F401 (the run-directory names, for callers of this module)
+    RUN_BEST_OBJECTIVE,
+    RUN_CONFIG,
+    RUN_OBJECTIVE,
+    resolve,
+    run_objective_file,
+)
 
 
 @dataclass(frozen=True)
@@ -46,13 +34,8 @@ class Method:
 
 def method_from(name_or_path: str) -> Method:
     """A method from a built-in name, an objective file or a run directory."""
-    path = Path(name_or_path)
-    if path.is_dir():
-        objective, meta = resolve_objective(str(run_objective_file(path)))
-        return Method(path.resolve().name, name_or_path, objective, meta)
-    objective, meta = resolve_objective(name_or_path)
-    label = name_or_path if not (path.suffix or "/" in name_or_path) else path.stem
-    return Method(label, name_or_path, objective, meta)
+    r = resolve(name_or_path)
+    return Method(r.label, r.source, r.objective, r.meta)
 
 
 def held_out_envs(run_dir: str | Path) -> list[str]:

@@ -29,7 +29,7 @@ import numpy as np
 from flax import serialization
 
 from metadisco.errors import UserError
-from metadisco.io import atomic_write_bytes, read_bytes
+from metadisco.io import atomic_write_bytes, read_bytes, restore_msgpack
 from metadisco.validate import is_number, shorten
 
 FORMAT = "metadisco-meta-checkpoint"
@@ -93,12 +93,8 @@ def load(path: Path) -> Checkpoint:
     """Read and verify one checkpoint; any damage is a one-line `UserError`."""
     damaged = f"damaged checkpoint {path}"
     data = read_bytes(path, "checkpoint")  # unreadable: "cannot read", not "damaged"
-    try:
-        payload = serialization.msgpack_restore(data)
-    except Exception as e:  # msgpack raises several types for truncated or foreign bytes
-        raise UserError(f"{damaged} ({type(e).__name__}); delete it to resume from an older one") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise UserError(f"{damaged}: not a metadisco meta-training checkpoint")
+    payload = restore_msgpack(data, FORMAT, lambda e: f"{damaged} ({type(e).__name__}); delete it to resume from an "
+                              "older one", f"{damaged}: not a metadisco meta-training checkpoint")
     if payload.get("version") != VERSION:
         raise UserError(f"{damaged}: format version {payload.get('version')!r}, this metadisco reads {VERSION}")
     digest = payload.pop("sha256", None)

@@ -85,7 +85,7 @@ def _check_tasks(tasks, where: str, runs_per_seed: int) -> None:
                 raise UserError(f"{where}.{i}.baseline divides the fitness, so it must not be 0")
         for timesteps in lifetimes:
             try:
-                train_config = resolve_config(task.env, task.preset, task.overrides(), timesteps)
+                train_config = resolve_config(task.env, task.preset, task.train, timesteps)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({task.env}): {e}") from None
             check_trainer_fits(train_config, runs_per_seed * task.seeds,
@@ -101,22 +101,14 @@ def _check_strategy(s) -> None:
         check_float("strategy.lr", s.lr, 0.0, lo_open=True)
     check_float("strategy.lr_decay", s.lr_decay, 0.0, 1.0, lo_open=True)
     check_float("strategy.lr_limit", s.lr_limit, 0.0)
-    check_finite_tree("strategy.settings", s.settings)
+    check_finite_tree("strategy.settings", dict(s.settings))
 
 
-def _objective_size(spec) -> int:
-    """Build the objective from its spec (kinds, options and sizes are checked there); its meta-parameter
-    count, from shapes alone (nothing is allocated)."""
+def _objective_size(objective) -> int:
+    """The objective's meta-parameter count (its kinds, options and sizes were checked when it was read), from
+    shapes alone (nothing is allocated)."""
     import jax
     import numpy as np
 
-    from metadisco.objectives import Objective
-
-    if not isinstance(spec, dict):
-        raise UserError(f"config key objective must be a mapping of slots, got {type(spec).__name__}")
-    try:
-        objective = Objective.from_spec(spec)
-    except UserError as e:
-        raise UserError(f"objective: {e}") from None
     shapes = jax.eval_shape(objective.zero_meta)
     return int(sum(np.prod(x.shape, dtype=np.int64) for x in jax.tree.leaves(shapes)))

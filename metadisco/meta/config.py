@@ -1,5 +1,6 @@
 """The meta-training config: a YAML file read into frozen dataclasses, with `--set key=value` overrides.
 
+    plugins:        [my_module, ...]                modules that register their own pieces / envs (metadisco.plugins)
     objective:      {drift: {kind: lpo}, ...}       the objective spec (Objective.from_spec)
     tasks:          [{env, timesteps, seeds, preset, train, baseline}, ...]   what each member is trained on;
                     `timesteps` may be a list of training lengths, one drawn per generation
@@ -17,27 +18,96 @@
 Overrides address any key with dots, list entries by index: `strategy.sigma_init=0.05`,
 `tasks.0.timesteps=65536`, `tasks.0.train.num_envs=8`. The value is parsed as YAML (`0.05`, `true`, `[a, b]`).
 Unknown and missing keys are `UserError`s naming the key and the known ones.
+
+Every section is read once into frozen, typed values: `objective` into an `Objective`, each task's `train` into
+a `Settings` of values typed by `TrainConfig`'s fields, `strategy.settings` into a `Settings`, all by the one
+coercion engine (`metadisco.validate.coerce`). `to_dict()` writes each section back as it was written (after
+`--set`), so the resolved config.yaml, and the digest that `--resume` checks, are those of earlier versions.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import types
 import typing
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from metadisco.config import split_assignment
+from metadisco.config import split_assignment, train_setting
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.io import read_yaml
+from metadisco.objectives import Objective
 from metadisco.safe_yaml import check_plain_data, load_value
-from metadisco.validate import check_float, check_int, shorten
+from metadisco.validate import check_finite_tree, coerce, shorten
 
 _REQUIRED = dataclasses.MISSING
+
+
+class Settings(Mapping):
+    """A frozen, hashable, ordered mapping of typed values (a task's trainer settings, a strategy's own
+    settings), with the mapping as it was written kept aside for the resolved config (`written`)."""
+
+    def __init__(self, items: Mapping | typing.Iterable = (), written: Mapping | None = None):
+        self._items = tuple(dict(items).items())
+        self.written = written
+
+    def __getitem__(self, key: str) -> Any:
+        for k, v in self._items:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other.items())
+
+    def __repr__(self) -> str:
+        return f"Settings({dict(self._items)!r})"
+
+    def to_plain(self) -> dict:
+        return _plain(dict(self.written) if self.written is not None else dict(self._items))
+
+
+def _train_settings(value: Any, path: str) -> Settings:
+    """A task's `train` section: TrainConfig fields typed by their annotations (an unknown key is an error)."""
+    mapping = _mapping(value, path)
+    return Settings({str(k): train_setting(str(k), v, f"{path}.{k}") for k, v in mapping.items()}, mapping)
+
+
+def _strategy_settings(value: Any, path: str) -> Settings:
+    """`strategy.settings`: the strategy's own parameters, plain numbers checked finite (`make_strategy` checks
+    the names against the strategy)."""
+    mapping = _mapping(value, path)
+    check_finite_tree(path, mapping)
+    return Settings({str(k): v for k, v in mapping.items()}, mapping)
+
+
+def _objective(value: Any, path: str) -> Objective:
+    if not isinstance(value, dict):
+        raise UserError(f"config key objective must be a mapping of slots, got {type(value).__name__}")
+    try:
+        return Objective.from_spec(value)
+    except UserError as e:
+        raise UserError(f"objective: {e}") from None
+
+
+def _mapping(value: Any, path: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UserError(f"config key {path} must be a mapping, got {shorten(value)}")
+    return dict(value)
 
 
 @dataclass(frozen=True)
@@ -48,22 +118,19 @@ class TaskConfig:
     timesteps: int | tuple[int, ...]  # one length, or several: one is drawn per generation (lifetime sampling)
     seeds: int = 1
     preset: str | None = None  # trainer preset; default chosen from the env id
-    train: dict[str, Any] = field(default_factory=dict)  # TrainConfig overrides, e.g. {num_envs: 8}
+    train: Settings = field(default_factory=Settings)  # TrainConfig settings, typed, e.g. {num_envs: 8}
     baseline: float | None = None  # fitness normaliser (PPO's return); measured and cached when needed
+
+    PARSERS: typing.ClassVar = {"train": _train_settings}
 
     @property
     def lifetimes(self) -> tuple[int, ...]:
         """The training lengths this task can be trained at."""
         return self.timesteps if isinstance(self.timesteps, tuple) else (self.timesteps,)
 
-    def overrides(self) -> list[str]:
-        """`train` as key=value strings for `metadisco.config.apply_overrides`."""
-        out = []
-        for key, value in self.train.items():
-            if isinstance(value, (list, tuple)):
-                value = ",".join(str(v) for v in value)
-            out.append(f"{key}={value}")
-        return out
+    @classmethod
+    def from_plain(cls, data: Any, key: str) -> TaskConfig:
+        return _from_dict(cls, data, key)
 
 
 @dataclass(frozen=True)
@@ -85,7 +152,13 @@ class StrategyConfig:
     optimizer: str = "adam"  # used when lr is given: adam | sgd
     fitness_shaping: str | None = None  # None: the strategy's default
     antithetic: bool | None = None  # Open_ES-style mirrored sampling; None: the strategy's default (on)
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
+
+    PARSERS: typing.ClassVar = {"settings": _strategy_settings}
+
+    @classmethod
+    def from_plain(cls, data: Any, key: str) -> StrategyConfig:
+        return _from_dict(cls, data, key)
 
 
 @dataclass(frozen=True)
@@ -97,6 +170,10 @@ class SamplingConfig:
 
     tasks_per_generation: int = 0
 
+    @classmethod
+    def from_plain(cls, data: Any, key: str) -> SamplingConfig:
+        return _from_dict(cls, data, key)
+
 
 @dataclass(frozen=True)
 class ValidationConfig:
@@ -107,13 +184,17 @@ class ValidationConfig:
     tasks: tuple[TaskConfig, ...] = ()
     every: int = 5
 
+    @classmethod
+    def from_plain(cls, data: Any, key: str) -> ValidationConfig:
+        return _from_dict(cls, data, key)
+
 
 NORMALISERS = ("fixed", "paired")
 
 
 @dataclass(frozen=True)
 class MetaConfig:
-    objective: dict[str, Any]
+    objective: Objective
     tasks: tuple[TaskConfig, ...]
     strategy: StrategyConfig
     generations: int
@@ -128,6 +209,11 @@ class MetaConfig:
     sampling: SamplingConfig = SamplingConfig()
     normalise: str = "fixed"
     validation: ValidationConfig = ValidationConfig()
+    plugins: tuple[str, ...] = ()  # plugin modules (metadisco.plugins), loaded before the objective is read
+    # The objective section as written (after --set), for the resolved config; None when built in code.
+    objective_written: dict | None = field(default=None, compare=False, repr=False)
+
+    PARSERS: typing.ClassVar = {"objective": _objective}
 
     def validate(self) -> MetaConfig:
         """Check every value once, where the config enters: names, types, finiteness, ranges, and sizes against
@@ -138,10 +224,12 @@ class MetaConfig:
         return self
 
     def to_dict(self) -> dict:
-        plain = _to_plain(dataclasses.asdict(self))
+        plain = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "objective_written"}
+        if self.objective_written is not None:
+            plain["objective"] = _plain(self.objective_written)
         # Sections that older configs lacked are left out while they hold their defaults, so the resolved
         # config (and its digest, which --resume checks) of a run made before they existed is unchanged.
-        for name in ("sampling", "normalise", "validation"):
+        for name in ("sampling", "normalise", "validation", "plugins"):
             if getattr(self, name) == _DEFAULTS[name]:
                 del plain[name]
         return plain
@@ -150,84 +238,63 @@ class MetaConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
 
 
-_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig()}
+_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig(), "plugins": ()}
 
 
-def _to_plain(value):
+def _plain(value):
+    """A config value as plain YAML data (tuples as lists, sections as mappings, an objective as its spec of
+    the slots and options that differ from the default objective)."""
+    if isinstance(value, Settings):
+        return value.to_plain()
+    if isinstance(value, Objective):
+        return _short_spec(value)
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
-        return {k: _to_plain(v) for k, v in value.items()}
+        return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_to_plain(v) for v in value]
+        return [_plain(v) for v in value]
     return value
+
+
+def _short_spec(objective: Objective) -> dict:
+    default = Objective().to_spec()
+    out = {}
+    for slot, spec in objective.to_spec().items():
+        if spec != default[slot]:
+            kind_default = type(getattr(objective, slot))().options() if spec["kind"] != default[slot]["kind"] \
+                else {k: v for k, v in default[slot].items() if k != "kind"}
+            out[slot] = _plain({k: v for k, v in spec.items() if k in ("kind", "plugin") or v != kind_default.get(k)})
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------
 # reading: plain data -> dataclasses, with the key path in every error
 
 
-def _coerce(value: Any, annotation: Any, path: str) -> Any:
-    """`value` (from YAML) as the type `annotation`, or a `UserError` naming `path`."""
-    origin = typing.get_origin(annotation)
-    if origin in (types.UnionType, typing.Union):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if value is None and len(args) < len(typing.get_args(annotation)):
-            return None
-        sequence = [a for a in args if typing.get_origin(a) is tuple]
-        if sequence and isinstance(value, (list, tuple)):  # e.g. `timesteps: [a, b]` for `int | tuple[int, ...]`
-            return _coerce(value, sequence[0], path)
-        return _coerce(value, args[0], path)
-    if dataclasses.is_dataclass(annotation):
-        return _from_dict(annotation, value, path)
-    if origin is tuple:
-        inner = typing.get_args(annotation)[0]
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if value is None:
-            value = []
-        if not isinstance(value, (list, tuple)):
-            raise UserError(f"config key {path} must be a list, got {shorten(value)}")
-        return tuple(_coerce(v, inner, f"{path}.{i}") for i, v in enumerate(value))
-    if origin is dict:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise UserError(f"config key {path} must be a mapping, got {shorten(value)}")
-        return dict(value)
-    if annotation is bool:
-        if isinstance(value, bool):
-            return value
-        raise UserError(f"config key {path} must be true or false, got {shorten(value)}")
-    if annotation is int:
-        # .inf and .nan are floats to YAML; int() of them would raise OverflowError / ValueError.
-        return check_int(f"config key {path}", value)
-    if annotation is float:
-        if isinstance(value, str):
-            with contextlib.suppress(ValueError):
-                value = float(value)  # YAML reads 1e-3 (no dot) as a string
-        return check_float(f"config key {path}", value)
-    if annotation is str:
-        if not isinstance(value, str):
-            raise UserError(f"config key {path} must be a string, got {shorten(value)}")
-        return value
-    return value
-
-
-def _from_dict(cls, data: Any, path: str):
+def _from_dict(cls, data: Any, key: str):
+    path = key.removeprefix("config key ")
     prefix = f"{path}." if path else ""
     if not isinstance(data, dict):
         raise UserError(f"config key {path or '(top level)'} must be a mapping, got {shorten(data)}")
     hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in fields(cls)}
-    for key in data:
-        if key not in known:
-            raise unknown_name_error(f"config key under {path}" if path else "config key", str(key), list(known))
+    known = {f.name: f for f in fields(cls) if f.init and f.name != "objective_written"}
+    for name in data:
+        if name not in known:
+            raise unknown_name_error(f"config key under {path}" if path else "config key", str(name), list(known))
+    parsers = getattr(cls, "PARSERS", {})
     values = {}
     for name, f in known.items():
         if name not in data:
             if f.default is _REQUIRED and f.default_factory is _REQUIRED:
                 raise UserError(f"config is missing the key {prefix}{name}")
             continue
-        values[name] = _coerce(data[name], hints[name], f"{prefix}{name}")
+        if name in parsers:
+            values[name] = parsers[name](data[name], f"{prefix}{name}")
+        else:
+            values[name] = coerce(data[name], hints[name], f"config key {prefix}{name}")
+    if cls is MetaConfig and "objective" in data:
+        values["objective_written"] = data["objective"]
     return cls(**values)
 
 
@@ -272,6 +339,10 @@ def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> Meta
         value = load_value(text, f"--set {key}") if text else None
         _set_path(data, key, value)
     check_plain_data(data, "the config with its --set values")
+    if "plugins" in data:  # before the objective is read: plugins define its kinds
+        from metadisco.plugins import load_plugins
+
+        load_plugins(coerce(data["plugins"], tuple[str, ...], "config key plugins"))
     return _from_dict(MetaConfig, data, "").validate()
 
 

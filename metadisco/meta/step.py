@@ -38,7 +38,6 @@ from metadisco.meta.config import MetaConfig
 from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
 from metadisco.meta.tasks import Task, build_tasks, sample_tasks
-from metadisco.objectives import Objective
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 START_STREAM = 0x7FFFFFFE
@@ -136,7 +135,7 @@ class GenerationStep:
 
     def __init__(self, config: MetaConfig, mesh=None):
         self.config = config
-        self.objective = Objective.from_spec(config.objective)
+        self.objective = config.objective
         self.paired = config.normalise == "paired"
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
         start = start_point(self.objective, config.start, jax.random.fold_in(self.base_key, START_STREAM),

@@ -73,7 +73,7 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
         lengths = []
         for timesteps in cfg.lifetimes:
             try:
-                train_config = resolve_config(cfg.env, cfg.preset, cfg.overrides(), timesteps)
+                train_config = resolve_config(cfg.env, cfg.preset, cfg.train, timesteps)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
             cache_key = (train_config, cfg.env, objective, fitness, mesh)

@@ -1,4 +1,8 @@
-"""The learnable pieces of an RL objective: drifts, value losses and optimisers, by name."""
+"""The learnable pieces of an RL objective: drifts, value losses and optimisers, by name.
+
+Every piece is called `piece(meta, inputs, progress)` (see `metadisco.objectives.registry` for the three slots'
+Protocols); a researcher's own pieces register with the same decorators and load as plugins
+(`metadisco.plugins`)."""
 
 # Importing the piece modules registers them.
 from metadisco.objectives import (  # noqa: F401
@@ -13,7 +17,20 @@ from metadisco.objectives import (  # noqa: F401
 from metadisco.objectives.expression import expression_drift
 from metadisco.objectives.files import load_objective, save_objective
 from metadisco.objectives.objective import BUILTIN_OBJECTIVES, Objective
-from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Piece, Progress
+from metadisco.objectives.registry import (
+    DRIFTS,
+    OPTIMIZERS,
+    VALUE_LOSSES,
+    Drift,
+    DriftInputs,
+    Optimizer,
+    OptimizerInputs,
+    Piece,
+    Progress,
+    ValueLoss,
+    ValueLossInputs,
+)
 
-__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "VALUE_LOSSES", "Objective", "Piece", "Progress",
-           "expression_drift", "load_objective", "save_objective"]
+__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "VALUE_LOSSES", "Drift", "DriftInputs", "Objective",
+           "Optimizer", "OptimizerInputs", "Piece", "Progress", "ValueLoss", "ValueLossInputs", "expression_drift",
+           "load_objective", "save_objective"]

@@ -2,6 +2,11 @@
 
 A drift takes the probability ratio r = pi_new / pi_old and the normalised advantage A (same shapes, any
 batch shape) and returns a non-negative penalty of that shape, 0 at r = 1 with zero slope there.
+
+`ppo_drift` and `dpo_drift` are the package's one definition of PPO's and DPO's drifts: the trainer calls them
+with jax.numpy, distillation (`analysis.families`) with float64 numpy (`xp=np`), and `PPO_EXPRESSION` /
+`DPO_EXPRESSION` (`metadisco.objectives.expression`) write the same functions in the expression grammar (a
+test checks that all three agree).
 """
 
 from __future__ import annotations
@@ -11,24 +16,30 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from metadisco.objectives.registry import DRIFTS, Piece, Progress
+from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
 
 
-def ppo_drift(ratio: jax.Array, advantage: jax.Array, eps: float = 0.2) -> jax.Array:
-    """ReLU((r - clip(r, 1 - eps, 1 + eps)) A): PPO's clip objective as a drift (Kuba et al., ICML 2022)."""
-    return jax.nn.relu((ratio - jnp.clip(ratio, 1.0 - eps, 1.0 + eps)) * advantage)
+def _relu(x, xp):
+    # jax.nn.relu, not maximum(x, 0): its gradient at 0 is 0 (maximum's is 1/2), which the trainer relies on.
+    return jax.nn.relu(x) if xp is jnp else xp.maximum(x, 0.0)
 
 
-def _soft_hinge(x: jax.Array, scale: float) -> jax.Array:
+def ppo_drift(ratio, advantage, eps: float = 0.2, xp=jnp):
+    """ReLU((r - clip(r, 1 - eps, 1 + eps)) A): PPO's clip objective as a drift (Schulman et al. 2017, as a
+    drift in Kuba et al. 2022)."""
+    return _relu((ratio - xp.clip(ratio, 1.0 - eps, 1.0 + eps)) * advantage, xp)
+
+
+def soft_hinge(x, scale: float, xp=jnp):
     # x - s tanh(x / s) is 0 with zero slope at x = 0; its derivative is tanh^2(x / s) >= 0.
-    return jax.nn.relu(x - scale * jnp.tanh(x / scale))
+    return _relu(x - scale * xp.tanh(x / scale), xp)
 
 
-def dpo_drift(ratio: jax.Array, advantage: jax.Array, alpha: float = 2.0, beta: float = 0.6) -> jax.Array:
+def dpo_drift(ratio, advantage, alpha: float = 2.0, beta: float = 0.6, xp=jnp):
     """DPO's drift (Lu et al. 2022): soft hinge of (r - 1) A for A >= 0, of log(r) A for A < 0."""
-    positive = _soft_hinge((ratio - 1.0) * advantage, alpha)
-    negative = _soft_hinge(jnp.log(ratio) * advantage, beta)
-    return jnp.where(advantage >= 0, positive, negative)
+    positive = soft_hinge((ratio - 1.0) * advantage, alpha, xp)
+    negative = soft_hinge(xp.log(ratio) * advantage, beta, xp)
+    return xp.where(advantage >= 0, positive, negative)
 
 
 @DRIFTS.register("ppo")
@@ -37,9 +48,9 @@ class PPODrift(Piece):
     eps: float = 0.2
     positive_options = ("eps",)
 
-    def __call__(self, meta, ratio, advantage, progress: Progress):
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         del meta, progress
-        return ppo_drift(ratio, advantage, self.eps)
+        return ppo_drift(inputs.ratio, inputs.advantage, self.eps)
 
 
 @DRIFTS.register("dpo")
@@ -49,6 +60,6 @@ class DPODrift(Piece):
     beta: float = 0.6
     positive_options = ("alpha", "beta")  # the soft hinges divide by them
 
-    def __call__(self, meta, ratio, advantage, progress: Progress):
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         del meta, progress
-        return dpo_drift(ratio, advantage, self.alpha, self.beta)
+        return dpo_drift(inputs.ratio, inputs.advantage, self.alpha, self.beta)

@@ -42,7 +42,7 @@ import numpy as np
 import sympy
 
 from metadisco.errors import UserError
-from metadisco.objectives.registry import DRIFTS, Piece, Progress
+from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
 from metadisco.validate import shorten
 
 R = sympy.Symbol("r", positive=True)
@@ -328,40 +328,70 @@ def _numeric(fn, r, a):
     return np.broadcast_to(np.asarray(out, np.float64), np.broadcast_shapes(np.shape(r), np.shape(a)))
 
 
+# The one validity test of a drift at r = 1 in the package (also `analysis.validity.drift_violation`): over A
+# in `_A_GRID`, |drift(1, A)| <= VALUE_TOL * scale and the one-sided slopes, Richardson-extrapolated from
+# quotients at h = 1e-4 and h / 2, are <= SLOPE_TOL * scale unless the quotient shrinks as h halves;
+# scale = 1 + max |drift| for r in [e^-1, e]. Relative to the drift's own size, so it does not depend on its
+# units; 1e-6 because float64 quotients at h = 1e-4 of a smooth drift are exact to about 1e-8, while a drift
+# with a real slope keeps it as h shrinks (an absolute 1e-3, the other tolerance this replaced, passed
+# 1e-4 (r - 1) A, which is not flat at r = 1).
+VALUE_TOL = 1e-9
+SLOPE_TOL = 1e-6
+_H = 1e-4
+
+
+def drift_scale(drift, a=_A_GRID) -> float:
+    """1 + max |drift(r, A)| for r in [e^-1, e]: what VALUE_TOL and SLOPE_TOL are relative to."""
+    with np.errstate(all="ignore"):
+        values = np.asarray(drift(np.exp(np.linspace(-1, 1, 21))[:, None], a[None, :]), np.float64)
+    return 1.0 + float(np.nanmax(np.abs(values), initial=0.0))
+
+
+def slope_violation(drift, a=_A_GRID, scale: float | None = None) -> tuple[float, int, float] | None:
+    """(side, index into a, slope) of the first A where float64 `drift(r, A)` is not flat at r = 1, or None."""
+    scale = drift_scale(drift, a) if scale is None else scale
+    with np.errstate(all="ignore"):
+        at_one = np.broadcast_to(np.asarray(drift(1.0, a), np.float64), a.shape)
+        for side in (1.0, -1.0):
+            q_h = (np.asarray(drift(1.0 + side * _H, a), np.float64) - at_one) / (side * _H)
+            q_half = (np.asarray(drift(1.0 + side * _H / 2, a), np.float64) - at_one) / (side * _H / 2)
+            slope = 2.0 * q_half - q_h
+            # A flat drift's quotient shrinks as h halves (by 2 for a quadratic start, 4 for a cubic one, where
+            # Richardson's O(h^2) model overshoots to -q/2); a real slope keeps it. Refuse only a quotient that
+            # does not shrink: sharp but flat forms (DPO with a small alpha) pass, kinks and linear terms do not.
+            shrinks = np.abs(q_half) <= 0.75 * np.abs(q_h)
+            bad = ~np.isfinite(slope) | ((np.abs(slope) > SLOPE_TOL * scale) & ~shrinks)
+            if bad.any():
+                i = int(np.argmax(bad))
+                return side, i, float(slope[i])
+    return None
+
+
 def check_valid_at_one(expr, fn, text: str) -> None:
     """Refuse (UserError) a drift that is not 0 at r = 1 or has a non-zero slope there, for some A."""
     a = _A_GRID
-    scale = 1.0 + np.nanmax(np.abs(_numeric(fn, np.exp(np.linspace(-1, 1, 21))[:, None], a[None, :])), initial=0.0)
+    drift = lambda r, a_: _numeric(fn, r, a_)
+    scale = drift_scale(drift, a)
     at_one = _numeric(fn, 1.0, a)
     value = _symbolic(expr.subs(R, 1))
     proven_zero = value is not None and value == 0
     if not proven_zero:
         smooth_nonzero = value is not None and value.is_Number and value != 0
         worst = int(np.nanargmax(np.where(np.isfinite(at_one), np.abs(at_one), np.inf)))
-        if smooth_nonzero or not np.isfinite(at_one).all() or np.abs(at_one[worst]) > 1e-9 * scale:
+        if smooth_nonzero or not np.isfinite(at_one).all() or np.abs(at_one[worst]) > VALUE_TOL * scale:
             shown = value if value is not None else f"{at_one[worst]:.4g} at A = {a[worst]:.3g}"
             raise UserError(f"expression {shorten(text)} is not 0 at r = 1: drift(1, A) = {shown}; a drift must vanish "
                             "when the policy does not move")
-    # Slope: one-sided difference quotients on each side, Richardson-extrapolated (error O(h^2)).
-    h = 1e-4
-    for side in (1.0, -1.0):
-        q_h = (_numeric(fn, 1.0 + side * h, a) - at_one) / (side * h)
-        q_half = (_numeric(fn, 1.0 + side * h / 2, a) - at_one) / (side * h / 2)
-        slope = 2.0 * q_half - q_h
-        # A flat drift's quotient shrinks as h halves (by 2 for a quadratic start, 4 for a cubic one, where
-        # Richardson's O(h^2) model overshoots to -q/2); a real slope keeps it. Refuse only a quotient that
-        # does not shrink: sharp but flat forms (DPO with a small alpha) pass, kinks and linear terms do not.
-        shrinks = np.abs(q_half) <= 0.75 * np.abs(q_h)
-        bad = ~np.isfinite(slope) | ((np.abs(slope) > 1e-6 * scale) & ~shrinks)
-        if bad.any():
-            i = int(np.argmax(bad))
-            # sympy's derivative of a kink at r = 1 is a one-sided guess: show it for smooth expressions only.
-            smooth = not expr.has(*_SMOOTH_BREAKERS)
-            shown = _symbolic(sympy.diff(expr, R).subs(R, 1)) if smooth else None
-            where = "right" if side > 0 else "left"
-            raise UserError(f"expression {shorten(text)} has a non-zero slope at r = 1"
-                            + (f": d drift / d r (1, A) = {shown}" if shown is not None else "")
-                            + f" ({where} slope {slope[i]:.4g} at A = {a[i]:.3g}); a drift must be flat at r = 1")
+    violation = slope_violation(drift, a, scale)
+    if violation is not None:
+        side, i, slope = violation
+        # sympy's derivative of a kink at r = 1 is a one-sided guess: show it for smooth expressions only.
+        smooth = not expr.has(*_SMOOTH_BREAKERS)
+        shown = _symbolic(sympy.diff(expr, R).subs(R, 1)) if smooth else None
+        where = "right" if side > 0 else "left"
+        raise UserError(f"expression {shorten(text)} has a non-zero slope at r = 1"
+                        + (f": d drift / d r (1, A) = {shown}" if shown is not None else "")
+                        + f" ({where} slope {slope:.4g} at A = {a[i]:.3g}); a drift must be flat at r = 1")
     derivative = None if expr.has(*_SMOOTH_BREAKERS) else _symbolic(sympy.diff(expr, R).subs(R, 1))
     if derivative is not None and derivative.is_Number and derivative != 0:
         raise UserError(f"expression {shorten(text)} has a non-zero slope at r = 1: "
@@ -399,8 +429,9 @@ class ExpressionDrift(Piece):
         """The expression as sympy, constants substituted (free symbols r and A)."""
         return self._sympy
 
-    def __call__(self, meta, ratio, advantage, progress: Progress):
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress):
         del meta, progress
+        ratio, advantage = inputs
         out = self._fn({R: ratio, A: advantage}, jnp)
         return jnp.broadcast_to(jnp.asarray(out, jnp.result_type(ratio)), jnp.broadcast_shapes(ratio.shape,
                                                                                               advantage.shape))

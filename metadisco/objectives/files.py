@@ -27,7 +27,7 @@ import numpy as np
 from flax import serialization
 
 from metadisco.errors import UserError
-from metadisco.io import atomic_write_bytes, os_error, read_bytes
+from metadisco.io import atomic_write_bytes, os_error, read_bytes, restore_msgpack
 from metadisco.objectives.objective import Objective
 
 FORMAT = "metadisco-objective"
@@ -117,12 +117,9 @@ def save_objective(path: str | os.PathLike, objective: Objective, meta_params: A
 
 def objective_from_bytes(data: bytes, source: str = "objective file") -> tuple[Objective, dict]:
     """Parse a file's bytes -> (objective, meta_params); any problem is a one-line `UserError`."""
-    try:
-        payload = serialization.msgpack_restore(data)
-    except Exception as e:  # msgpack raises several types for truncated or foreign bytes
-        raise UserError(f"{source} is damaged or not a metadisco objective file ({type(e).__name__}: {e})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise UserError(f"{source} is not a metadisco objective file (no format {FORMAT!r} header)")
+    payload = restore_msgpack(
+        data, FORMAT, lambda e: f"{source} is damaged or not a metadisco objective file ({type(e).__name__}: {e})",
+        f"{source} is not a metadisco objective file (no format {FORMAT!r} header)")
     version = payload.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise UserError(f"{source} is damaged: its version is {version!r}, not an integer")

@@ -28,8 +28,8 @@ import numpy as np
 import optax
 
 from metadisco.errors import UserError
-from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, zero_mlp
-from metadisco.objectives.registry import OPTIMIZERS, Piece
+from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, start_mlp, zero_mlp
+from metadisco.objectives.registry import OPTIMIZERS, OptimizerInputs, Piece, Progress
 
 OPEN_BETAS = (0.1, 0.5, 0.9, 0.99, 0.999, 0.9999)
 
@@ -69,7 +69,12 @@ class LearnedOptimizer(Piece):
     def zero_meta(self) -> dict:
         return zero_mlp((self.num_features, *self.hidden, 2))
 
-    def make(self, meta, learning_rate, max_grad_norm: float, total_steps: int) -> optax.GradientTransformation:
+    def start_meta(self, key, scale: float) -> dict:
+        return start_mlp((self.num_features, *self.hidden, 2), key, scale)
+
+    def __call__(self, meta, inputs: OptimizerInputs, progress: Progress) -> optax.GradientTransformation:
+        del progress
+        learning_rate, max_grad_norm, total_steps = inputs
         clip = optax.clip_by_global_norm(max_grad_norm)  # stateless
         adam = optax.adam(learning_rate, eps=self.eps)
         betas = self.betas

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import jax.numpy as jnp
 
-from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, zero_mlp
-from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress
+from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, start_mlp, zero_mlp
+from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress, ValueLossInputs
 from metadisco.objectives.value_loss import l2_value_loss
 
 
@@ -32,11 +32,18 @@ class LearnedValueLoss(Piece):
     def __post_init__(self):
         object.__setattr__(self, "hidden", check_hidden_sizes(self.hidden, "value loss 'learned'"))
 
-    def zero_meta(self) -> dict:
-        return zero_mlp((2 if self.progress else 1, *self.hidden, 1))
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return (2 if self.progress else 1, *self.hidden, 1)
 
-    def __call__(self, meta, value, old_value, target, clip_eps: float, progress: Progress):
-        del old_value, clip_eps
+    def zero_meta(self) -> dict:
+        return zero_mlp(self.sizes)
+
+    def start_meta(self, key, scale: float) -> dict:
+        return start_mlp(self.sizes, key, scale)
+
+    def __call__(self, meta, inputs: ValueLossInputs, progress: Progress):
+        value, target = inputs.value, inputs.target
         error = value - target
         inputs = [error]
         if self.progress:

@@ -29,9 +29,10 @@ import jax.numpy as jnp
 
 from metadisco.errors import UserError
 from metadisco.objectives.drift import ppo_drift
-from metadisco.objectives.registry import DRIFTS, Piece, Progress
+from metadisco.objectives.mlp import random_kernel
+from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
 
-OFFSET = 1e-4  # makes the drift identically 0 near r = 1 (Lu et al., NeurIPS 2022)
+OFFSET = 1e-4  # makes the drift identically 0 near r = 1 (Lu et al. 2022)
 
 
 def lpo_features(ratio: jax.Array, advantage: jax.Array) -> jax.Array:
@@ -58,6 +59,17 @@ def _zero_net(num_features: int, hidden: int) -> dict:
     return {"w1": jnp.zeros((num_features, hidden), jnp.float32), "w2": jnp.zeros((hidden, 1), jnp.float32)}
 
 
+class _LPONet(Piece):
+    """Meta-parameters of LPO's network: zeros (PPO), or w1 at random and w2 at zero (PPO, off the saddle)."""
+
+    def zero_meta(self) -> dict:
+        return _zero_net(self.num_features, self.hidden)
+
+    def start_meta(self, key: jax.Array, scale: float) -> dict:
+        zero = self.zero_meta()
+        return {"w1": random_kernel(key, zero["w1"], scale), "w2": zero["w2"]}
+
+
 def _check_hidden(hidden: int, kind: str) -> None:
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden <= 0:
         raise UserError(f"drift {kind!r}: hidden must be a positive integer, got {hidden!r}")
@@ -65,7 +77,7 @@ def _check_hidden(hidden: int, kind: str) -> None:
 
 @DRIFTS.register("lpo")
 @dataclass(frozen=True)
-class LPODrift(Piece):
+class LPODrift(_LPONet):
     """LPO: a learned drift of (r, A) (about 1,150 meta-parameters at hidden = 128)."""
 
     hidden: int = 128
@@ -77,17 +89,15 @@ class LPODrift(Piece):
 
     num_features = 8
 
-    def zero_meta(self) -> dict:
-        return _zero_net(self.num_features, self.hidden)
-
-    def __call__(self, meta, ratio, advantage, progress: Progress):
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         del progress
+        ratio, advantage = inputs
         return learned_drift(_net(meta, lpo_features(ratio, advantage)), ratio, advantage, self.eps)
 
 
 @DRIFTS.register("talpo")
 @dataclass(frozen=True)
-class TALPODrift(Piece):
+class TALPODrift(_LPONet):
     """TA-LPO: LPO that also sees training progress n / N and the horizon log N (multiplying the features)."""
 
     hidden: int = 128
@@ -102,9 +112,6 @@ class TALPODrift(Piece):
     def num_features(self) -> int:
         return 24 if self.horizon else 16
 
-    def zero_meta(self) -> dict:
-        return _zero_net(self.num_features, self.hidden)
-
     def features(self, ratio, advantage, progress: Progress) -> jax.Array:
         """[..., 16 or 24]: x, (n / N) x and, with `horizon`, log(N) x."""
         x = lpo_features(ratio, advantage)
@@ -113,5 +120,6 @@ class TALPODrift(Piece):
             parts.append(jnp.log(jnp.asarray(progress.num_updates, x.dtype)) * x)
         return jnp.concatenate(parts, axis=-1)
 
-    def __call__(self, meta, ratio, advantage, progress: Progress):
+    def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
+        ratio, advantage = inputs
         return learned_drift(_net(meta, self.features(ratio, advantage, progress)), ratio, advantage, self.eps)

@@ -1,7 +1,8 @@
 """Small dense networks whose weights are meta-parameters (plain nested dicts, so objective files hold them).
 
 Zero weights give a network that outputs exactly 0 with exactly-0 gradients: learned pieces are residuals
-around their baseline, so zero meta-parameters reproduce the baseline bit for bit.
+around their baseline, so zero meta-parameters reproduce the baseline bit for bit. The layers are applied by
+`metadisco.networks.mlp`, the package's one dense stack.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from metadisco.errors import UserError
+from metadisco.networks import mlp
 
 
 def zero_mlp(sizes: tuple[int, ...]) -> dict:
@@ -21,13 +23,24 @@ def zero_mlp(sizes: tuple[int, ...]) -> dict:
 
 def apply_mlp(meta: dict, x: jax.Array) -> jax.Array:
     """[..., inputs] -> [..., outputs]: tanh between layers, linear output."""
-    n = len(meta)
-    for i in range(n):
-        layer = meta[f"dense_{i}"]
-        x = x @ layer["kernel"] + layer["bias"]
-        if i < n - 1:
-            x = jnp.tanh(x)
-    return x
+    layers = [lambda x, layer=meta[f"dense_{i}"]: x @ layer["kernel"] + layer["bias"] for i in range(len(meta))]
+    return mlp(layers, x, jnp.tanh)
+
+
+def random_kernel(key: jax.Array, like: jax.Array, scale: float) -> jax.Array:
+    """N(0, scale^2 / fan_in) of the shape and dtype of `like` (a hidden layer of the ES's start point)."""
+    fan_in = like.shape[0] if like.ndim >= 2 else 1
+    return (scale / jnp.sqrt(fan_in)) * jax.random.normal(key, like.shape, like.dtype)
+
+
+def start_mlp(sizes: tuple[int, ...], key: jax.Array, scale: float) -> dict:
+    """`zero_mlp(sizes)` with every kernel but the last drawn at random (`random_kernel`, key folded with the
+    layer's position in sorted key order): still exactly zero output, but not a saddle (`metadisco.meta.start`)."""
+    zero = zero_mlp(sizes)
+    last = len(zero) - 1
+    return {k: layer if k == f"dense_{last}" else {**layer, "kernel": random_kernel(jax.random.fold_in(key, i),
+                                                                                     layer["kernel"], scale)}
+            for i, (k, layer) in enumerate(sorted(zero.items()))}
 
 
 def check_hidden_sizes(hidden, what: str) -> tuple[int, ...]:

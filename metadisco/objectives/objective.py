@@ -30,8 +30,14 @@ class Objective:
         return {slot: piece.zero_meta() for slot, piece in self.pieces().items()}
 
     def to_spec(self) -> dict[str, dict]:
-        """A plain-data description: {slot: {"kind": name, **options}}."""
-        return {slot: {"kind": piece.name, **piece.options()} for slot, piece in self.pieces().items()}
+        """A plain-data description: {slot: {"kind": name, **options}}, with "plugin": module for a piece that a
+        plugin defined (`metadisco.plugins`)."""
+        return {slot: {"kind": piece.name, **({"plugin": piece.plugin} if piece.plugin else {}), **piece.options()}
+                for slot, piece in self.pieces().items()}
+
+    def plugins(self) -> dict[str, str]:
+        """{slot: plugin module} of the pieces that plugins defined."""
+        return {slot: piece.plugin for slot, piece in self.pieces().items() if piece.plugin}
 
     @classmethod
     def from_spec(cls, spec: dict[str, dict]) -> Objective:
@@ -47,9 +53,30 @@ class Objective:
             bad = [k for k in piece_spec if not isinstance(k, str)]
             if bad:
                 raise UserError(f"objective slot {slot!r} has an option named {shorten(bad[0])}, not a name")
-            options = {k: tuple(v) if isinstance(v, list) else v for k, v in piece_spec.items() if k != "kind"}
-            pieces[slot] = PIECE_REGISTRIES[slot].make(piece_spec["kind"], **options)
+            options = {k: tuple(v) if isinstance(v, list) else v for k, v in piece_spec.items()
+                       if k not in ("kind", "plugin")}
+            pieces[slot] = _make(slot, piece_spec["kind"], piece_spec.get("plugin"), options)
         return cls(**pieces)
+
+
+def _make(slot: str, kind: str, plugin: Any, options: dict) -> Piece:
+    """The piece of `kind` for `slot`; when the spec names the plugin it came from, that plugin must be the one
+    loaded (it is never imported from here: a spec is data, see `metadisco.plugins`)."""
+    from metadisco.plugins import not_loaded_error
+
+    registry = PIECE_REGISTRIES[slot]
+    if plugin is not None and not isinstance(plugin, str):
+        raise UserError(f"objective slot {slot!r}: plugin must be a module name, got {shorten(plugin)}")
+    if plugin and kind not in registry.names():
+        try:
+            registry.get(kind)  # installed plugins' entry points may define it
+        except UserError:
+            raise not_loaded_error(f"{registry.kind} {kind!r}", plugin) from None
+    piece = registry.make(kind, **options)
+    if plugin and piece.plugin != plugin:
+        raise UserError(f"{registry.kind} {kind!r} was defined by the plugin module {plugin!r}, but the one "
+                        f"loaded is defined by {piece.plugin or 'metadisco'}; load {plugin} with --plugin")
+    return piece
 
 
 BUILTIN_OBJECTIVES: dict[str, Objective] = {

@@ -1,7 +1,8 @@
 """Optimisers: each piece builds an optax `GradientTransformation` from its meta-parameters.
 
-`make(meta, learning_rate, max_grad_norm, total_steps)`: `learning_rate` is a float or an optax schedule;
-`total_steps` (gradient steps in the whole run) lets learned optimisers see training progress.
+`optimizer(meta, OptimizerInputs(learning_rate, max_grad_norm, total_steps), progress)`: `learning_rate` is a
+float or an optax schedule; `total_steps` (gradient steps in the whole run) lets learned optimisers see
+training progress.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 import optax
 
-from metadisco.objectives.registry import OPTIMIZERS, Piece
+from metadisco.objectives.registry import OPTIMIZERS, OptimizerInputs, Piece, Progress
 
 
 @OPTIMIZERS.register("adam")
@@ -19,7 +20,7 @@ class Adam(Piece):
     eps: float = 1e-5  # PureJaxRL's setting
     positive_options = ("eps",)
 
-    def make(self, meta, learning_rate, max_grad_norm: float, total_steps: int) -> optax.GradientTransformation:
-        del meta, total_steps
-        return optax.chain(optax.clip_by_global_norm(max_grad_norm),
-                           optax.adam(learning_rate, eps=self.eps))
+    def __call__(self, meta, inputs: OptimizerInputs, progress: Progress) -> optax.GradientTransformation:
+        del meta, progress
+        return optax.chain(optax.clip_by_global_norm(inputs.max_grad_norm),
+                           optax.adam(inputs.learning_rate, eps=self.eps))

@@ -1,19 +1,33 @@
-"""Registries of objective pieces by name: one each for drifts, value losses and optimisers.
+"""Registries of objective pieces by name (drifts, value losses, optimisers), the slots' call shape, and plugins.
 
 A piece is a frozen dataclass: its fields are static settings (sizes, constants), hashable so the trainer
 can be compiled once per piece; its meta-parameters are a separate pytree (`zero_meta()`), empty for a
-handcrafted piece. Register a new piece with the decorator and it is usable everywhere by name.
+handcrafted piece. Register a new piece with the decorator and it is usable everywhere by name; a
+researcher's own module does the same and is loaded as a plugin (`metadisco.plugins`).
+
+Every slot is called the same way, `piece(meta, inputs, progress)`:
+
+    drift(meta, DriftInputs(ratio, advantage), progress)              -> drift, the batch shape of ratio
+    value_loss(meta, ValueLossInputs(value, old_value, target), progress) -> per-sample loss, same shape
+    optimizer(meta, OptimizerInputs(learning_rate, max_grad_norm, total_steps), progress)
+                                                                      -> an optax GradientTransformation
+
+`meta` is the piece's own meta-parameter subtree, `progress` where training is (`Progress`; the optimiser is
+built once, before the first update, and sees the number of updates). The Protocols below state it for type
+checkers and readers; `Piece` is the base the built-ins use.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import jax
 
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.validate import shorten
+
+Meta = Any  # a piece's meta-parameters: nested dicts of float32 arrays ({} for a handcrafted piece)
 
 
 class Progress(NamedTuple):
@@ -23,6 +37,46 @@ class Progress(NamedTuple):
     num_updates: jax.Array  # N, as float32
 
 
+class DriftInputs(NamedTuple):
+    ratio: jax.Array  # r = pi_new / pi_old, any batch shape
+    advantage: jax.Array  # normalised advantage A, same shape
+
+
+class ValueLossInputs(NamedTuple):
+    value: jax.Array  # the critic's new prediction
+    old_value: jax.Array  # its prediction at rollout time
+    target: jax.Array  # the GAE return
+
+
+class OptimizerInputs(NamedTuple):
+    learning_rate: Any  # a float or an optax schedule of the gradient step count
+    max_grad_norm: float
+    total_steps: int  # gradient steps in the whole run
+
+
+@runtime_checkable
+class LearnedPiece(Protocol):
+    """What every piece has besides its call: a name, its baseline point and the ES's start point."""
+
+    name: str
+
+    def zero_meta(self) -> Meta: ...
+
+    def start_meta(self, key: jax.Array, scale: float) -> Meta: ...
+
+
+class Drift(LearnedPiece, Protocol):
+    def __call__(self, meta: Meta, inputs: DriftInputs, progress: Progress) -> jax.Array: ...
+
+
+class ValueLoss(LearnedPiece, Protocol):
+    def __call__(self, meta: Meta, inputs: ValueLossInputs, progress: Progress) -> jax.Array: ...
+
+
+class Optimizer(LearnedPiece, Protocol):
+    def __call__(self, meta: Meta, inputs: OptimizerInputs, progress: Progress) -> Any: ...  # GradientTransformation
+
+
 class Registry:
     def __init__(self, kind: str):
         self.kind = kind
@@ -30,8 +84,10 @@ class Registry:
 
     def register(self, name: str):
         def decorate(cls):
-            if name in self._pieces:
-                raise ValueError(f"{self.kind} {name!r} registered twice")
+            if name in self._pieces and self._pieces[name] is not cls:
+                old = self._pieces[name]
+                raise ValueError(f"{self.kind} {name!r} registered twice ({old.__module__}.{old.__qualname__} "
+                                 f"and {cls.__module__}.{cls.__qualname__})")
             cls.name = name
             self._pieces[name] = cls
             return cls
@@ -42,6 +98,10 @@ class Registry:
         return sorted(self._pieces)
 
     def get(self, name: str) -> type:
+        if name not in self._pieces:
+            from metadisco.plugins import load_entry_points
+
+            load_entry_points()  # an installed package's pieces, registered on first need
         if name not in self._pieces:
             raise unknown_name_error(self.kind, name, self.names())
         return self._pieces[name]
@@ -73,12 +133,26 @@ class Piece:
     name = "?"
     positive_options: tuple[str, ...] = ()  # float options that must be > 0 (checked when the piece is made)
 
-    def zero_meta(self) -> dict:
-        """The meta-parameters at which this piece equals its handcrafted baseline (the ES's start)."""
+    def zero_meta(self) -> Meta:
+        """The meta-parameters at which this piece equals its handcrafted baseline."""
         return {}
+
+    def start_meta(self, key: jax.Array, scale: float) -> Meta:
+        """The ES's start point (`start: hidden`): by default the baseline itself, `zero_meta()`. A piece whose
+        baseline is a saddle of its network (two or more weight layers, all zero) overrides this to draw the
+        hidden layers at random (scale `scale`) and keep the output layer at zero, so that it still *is* the
+        baseline but the ES can leave it at first order (see `metadisco.meta.start`)."""
+        del key, scale
+        return self.zero_meta()
 
     def options(self) -> dict:
         return dataclasses.asdict(self)
+
+    @property
+    def plugin(self) -> str | None:
+        """The module a piece from a plugin was defined in (None for metadisco's own pieces)."""
+        module = type(self).__module__
+        return None if module == "metadisco" or module.startswith("metadisco.") else module
 
     @property
     def learnable(self) -> bool:

@@ -1,7 +1,10 @@
 """Value losses: per-sample loss of the critic's prediction `value` against the return target.
 
-All inputs share one batch shape: `value` (new prediction), `old_value` (prediction at rollout time),
-`target` (GAE return). The loss includes the conventional factor 1/2.
+All inputs (`ValueLossInputs`) share one batch shape: `value` (new prediction), `old_value` (prediction at
+rollout time), `target` (GAE return). The loss includes the conventional factor 1/2.
+
+`clip_eps` is an option of the clipped-L2 loss (`value_loss: {kind: clipped_l2, clip_eps: 0.2}`); it was the
+trainer setting `value_clip_eps` before, which is now refused with a message saying where it went.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress
+from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress, ValueLossInputs
 
 
 def l2_value_loss(value: jax.Array, target: jax.Array) -> jax.Array:
@@ -27,14 +30,17 @@ def clipped_l2_value_loss(value, old_value, target, clip_eps: float) -> jax.Arra
 @VALUE_LOSSES.register("l2")
 @dataclass(frozen=True)
 class L2ValueLoss(Piece):
-    def __call__(self, meta, value, old_value, target, clip_eps: float, progress: Progress):
-        del meta, old_value, clip_eps, progress
-        return l2_value_loss(value, target)
+    def __call__(self, meta, inputs: ValueLossInputs, progress: Progress) -> jax.Array:
+        del meta, progress
+        return l2_value_loss(inputs.value, inputs.target)
 
 
 @VALUE_LOSSES.register("clipped_l2")
 @dataclass(frozen=True)
 class ClippedL2ValueLoss(Piece):
-    def __call__(self, meta, value, old_value, target, clip_eps: float, progress: Progress):
+    clip_eps: float = 0.2  # how far the new value may move from the old before the clipped error counts
+    positive_options = ("clip_eps",)
+
+    def __call__(self, meta, inputs: ValueLossInputs, progress: Progress) -> jax.Array:
         del meta, progress
-        return clipped_l2_value_loss(value, old_value, target, clip_eps)
+        return clipped_l2_value_loss(inputs.value, inputs.old_value, inputs.target, self.clip_eps)

@@ -25,6 +25,7 @@ import optax
 from metadisco.analysis.figures import pyplot, save_figure
 from metadisco.analysis.surfaces import DEFAULT_HORIZON, Surface, progress, r_values, surface
 from metadisco.objectives import BUILTIN_OBJECTIVES, OPTIMIZERS, VALUE_LOSSES, Objective
+from metadisco.objectives.registry import OptimizerInputs, ValueLossInputs
 
 plt = pyplot()
 
@@ -159,7 +160,7 @@ def value_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> P
 
     def curve(piece, piece_meta):
         # value = target + d with old_value = target: the loss at the start of an update (no value clipping).
-        fn = lambda x: piece(piece_meta, x, jnp.zeros_like(x), jnp.zeros_like(x), 0.2, prog)
+        fn = lambda x: piece(piece_meta, ValueLossInputs(x, jnp.zeros_like(x), jnp.zeros_like(x)), prog)
         loss = fn(jnp.asarray(d))
         slope = jax.vmap(jax.grad(lambda x: fn(x[None])[0]))(jnp.asarray(d))
         return np.asarray(loss), np.asarray(slope)
@@ -184,7 +185,7 @@ def optimizer_updates(piece, piece_meta, grads: np.ndarray, momenta: np.ndarray,
                       warmup: int = 20, total_steps: int = 1000) -> np.ndarray:
     """The update of one scalar parameter (in units of lr) after `warmup` steps of gradient m then one of g:
     [len(momenta), len(grads)]. No gradient clipping (max_grad_norm = 1e9), so the rule itself is shown."""
-    opt = piece.make(piece_meta, lr, 1e9, total_steps)
+    opt = piece(piece_meta, OptimizerInputs(lr, 1e9, total_steps), progress(0.0))
 
     def one(g, m):
         params = jnp.zeros((), jnp.float32)
