@@ -3,7 +3,7 @@ import sys, json
 import numpy as np
 from metadisco import devices
 devices.use_all_cores()
-from metadisco.runs import train_seeds, resolve_config
+from metadisco.train_seeds import train_seeds, resolve_config
 from metadisco.objectives import Objective
 from metadisco.objectives.registry import DRIFTS
 from metadisco.fitness import mean_return
