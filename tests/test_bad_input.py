@@ -239,7 +239,8 @@ ROWS = [
      "cannot read metrics file"),
     ("checkpoint-unreadable", ["meta-train", "{w}/tiny.yaml", "--resume", "--out", "{w}/run_unreadable"],
      "cannot read checkpoint"),
-    ("objective-is-a-directory", ["inspect", "{w}/config_dir.yaml/"], "no objective file"),
+    # every command takes a run directory now; a directory that is not one says so
+    ("objective-is-a-directory", ["inspect", "{w}/config_dir.yaml/"], "has no objective.msgpack"),
     # small files that would hang (also run in a subprocess below)
     ("alias-bomb-objective", ["meta-train", "{w}/bomb_objective.yaml", "--out", "{out}"], "expands to more than"),
     ("alias-bomb-train", ["meta-train", "{w}/bomb_train.yaml", "--out", "{out}"], "expands to more than"),
