@@ -294,7 +294,8 @@ def test_experiment_configs_are_valid(path):
 
     config = load_config(path)  # known keys, known env ids, held-out envs apart from the tasks
     assert config.held_out_envs and config.generations > 0
-    objective = Objective.from_spec(config.objective)
+    objective = config.objective  # read into an Objective once, with the config
+    assert isinstance(objective, Objective) and Objective.from_spec(objective.to_spec()) == objective
     make_strategy(config.strategy, objective.zero_meta())  # the strategy accepts its settings
 
 
