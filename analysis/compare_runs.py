@@ -9,20 +9,8 @@ import argparse
 from pathlib import Path
 
 from metadisco.analysis.figures import pyplot, save_figure
+from metadisco.analysis.figures.meta_curve import mean_curve
 from metadisco.meta.rundir import RunDir
-
-
-def mean_curve(lines: list[dict]) -> tuple[list[int], list[float]]:
-    """(generations done, fitness of the ES mean) wherever the run scored its mean."""
-    x, y = [], []
-    if lines and lines[0].get("fitness_of_initial_mean") is not None:
-        x.append(0)
-        y.append(lines[0]["fitness_of_initial_mean"])
-    for line in lines:
-        if line.get("fitness_of_mean") is not None:
-            x.append(line["generation"] + 1)
-            y.append(line["fitness_of_mean"])
-    return x, y
 
 
 def main(argv=None) -> None:

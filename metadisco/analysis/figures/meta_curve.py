@@ -17,6 +17,19 @@ from metadisco.analysis.figures import pyplot, save_figure
 POPULATION_CURVE = "population_curve.png"
 
 
+
+def mean_curve(lines: list[dict]) -> tuple[list[int], list[float]]:
+    """(generations done, fitness of the ES mean) wherever the run scored its mean on fresh seeds."""
+    x, y = [], []
+    if lines and lines[0].get("fitness_of_initial_mean") is not None:
+        x.append(0)
+        y.append(lines[0]["fitness_of_initial_mean"])
+    for line in lines:
+        if line.get("fitness_of_mean") is not None:
+            x.append(line["generation"] + 1)
+            y.append(line["fitness_of_mean"])
+    return x, y
+
 def meta_curve(lines: list[dict], fitness_name: str, path: str | Path) -> Path:
     """The population's fitness per generation and the ES mean's on fresh seeds, into `path`."""
     plt = pyplot()
@@ -28,14 +41,7 @@ def meta_curve(lines: list[dict], fitness_name: str, path: str | Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.fill_between(g, col("fitness_min"), col("fitness_max"), alpha=0.2, label="population min-max")
     ax.plot(g, col("fitness_mean"), label="population mean")
-    mx, my = [], []
-    if lines[0].get("fitness_of_initial_mean") is not None:
-        mx.append(0)
-        my.append(lines[0]["fitness_of_initial_mean"])
-    for x in lines:
-        if x.get("fitness_of_mean") is not None:
-            mx.append(x["generation"] + 1)
-            my.append(x["fitness_of_mean"])
+    mx, my = mean_curve(lines)
     if mx:
         ax.plot(mx, my, "o-", color="black", label="ES mean, fresh seeds")
     ax.set_xlabel("generations")
