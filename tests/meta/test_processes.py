@@ -18,7 +18,7 @@ import time
 
 import pytest
 import yaml
-from test_meta import fitness_columns, read_metrics, tiny
+from tiny_meta import fitness_columns, read_metrics, tiny
 
 from metadisco.meta.loop import meta_train
 

@@ -26,14 +26,14 @@ import numpy as np
 import pytest
 import yaml
 from flax import serialization
-from test_meta import TINY  # the tiny meta-training config (its compiled programs are cached)
+from tiny_meta import TINY  # the tiny meta-training config (its compiled programs are cached)
 
 from metadisco.cli import main
 from metadisco.meta import checkpoint as ckpt_lib
 from metadisco.objectives import DRIFTS, Objective, save_objective
 from metadisco.objectives.files import FORMAT, _checksum
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 IN_PROCESS_SECONDS = 10.0  # a refusal is checks only; generous for a loaded 2-core CI machine
 SUBPROCESS_SECONDS = 90.0  # includes starting Python and importing JAX
 

@@ -22,7 +22,7 @@ import yaml
 from flax import serialization
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_meta import TINY
+from tiny_meta import TINY
 
 from metadisco.errors import UserError
 from metadisco.meta import checkpoint as ckpt_lib

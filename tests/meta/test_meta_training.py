@@ -14,6 +14,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from tiny_meta import TINY, fitness_columns, read_metrics, tiny
 
 from metadisco.errors import UserError
 from metadisco.meta import checkpoint as ckpt_lib
@@ -25,38 +26,7 @@ from metadisco.meta.step import GenerationStep, fitness_stats
 from metadisco.meta.strategy import make_strategy
 from metadisco.objectives.files import load_objective
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-
-TINY = {
-    "objective": {"drift": {"kind": "lpo", "hidden": 8}},
-    "tasks": [{"env": "CartPole-v1", "timesteps": 256, "seeds": 1,
-               "train": {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2,
-                         "update_epochs": 2, "lr": 0.01}}],
-    "strategy": {"name": "Open_ES", "population_size": 4, "sigma_init": 0.1, "lr": 0.05},
-    "generations": 2,
-    "eval_every": 100,
-    "held_out_envs": ["Acrobot-v1"],
-}
-
-
-def tiny(**changes) -> dict:
-    config = copy.deepcopy(TINY)
-    for key, value in changes.items():
-        if key.startswith("strategy_"):
-            config["strategy"][key[len("strategy_"):]] = value
-        else:
-            config[key] = value
-    return config
-
-
-def read_metrics(out) -> list[dict]:
-    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-
-
-def fitness_columns(lines):
-    keys = ("generation", "fitness_mean", "fitness_max", "fitness_min", "nan_count", "fitness_of_mean")
-    return [{k: line.get(k) for k in keys} for line in lines]
-
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 # ---------------------------------------------------------------------------------------------------------
 # config and strategy errors (no training)

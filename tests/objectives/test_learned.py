@@ -1,5 +1,5 @@
 """Learned value loss and learned optimiser, piece by piece: zero meta-parameters are L2 / Adam exactly, non-zero
-ones change them, and bad options are UserErrors. (Whole training runs: test_objectives_training.py.)"""
+ones change them, and bad options are UserErrors. (Whole training runs: objectives/test_training.py.)"""
 
 import jax
 import jax.numpy as jnp
