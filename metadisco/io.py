@@ -25,8 +25,17 @@ def os_error(e: OSError, operation: str, path: str | os.PathLike) -> UserError:
     return UserError(f"cannot {operation} {str(path)!r}: {reason}")
 
 
+def _file_mode() -> int:
+    """The mode `open()` would give a new file: 0o666 less the process's umask (mkstemp's temporary files are
+    0o600, which would make every result private to its writer)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` so that readers see either the old file or the whole new one."""
+    """Write `data` to `path` so that readers see either the old file or the whole new one; the file gets the
+    mode a plain `open()` would give it."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -35,6 +44,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise os_error(e, "write", path) from None
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _file_mode())
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
