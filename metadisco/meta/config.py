@@ -79,7 +79,7 @@ class Settings(Mapping):
         return _plain(dict(self.written) if self.written is not None else dict(self._items))
 
 
-def _train_settings(value: Any, path: str) -> Settings:
+def train_settings(value: Any, path: str) -> Settings:
     """A task's `train` section: TrainConfig fields typed by their annotations (an unknown key is an error)."""
     mapping = _mapping(value, path)
     return Settings({str(k): train_setting(str(k), v, f"{path}.{k}") for k, v in mapping.items()}, mapping)
@@ -121,7 +121,7 @@ class TaskConfig:
     train: Settings = field(default_factory=Settings)  # TrainConfig settings, typed, e.g. {num_envs: 8}
     baseline: float | None = None  # fitness normaliser (PPO's return); measured and cached when needed
 
-    PARSERS: typing.ClassVar = {"train": _train_settings}
+    PARSERS: typing.ClassVar = {"train": train_settings}
 
     @property
     def lifetimes(self) -> tuple[int, ...]:
@@ -326,19 +326,32 @@ def _set_path(data: dict, key: str, value: Any) -> None:
             raise UserError(f"--set {key}: {where} is a value, not a mapping or list")
 
 
-def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
-    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
+def with_overrides(data: Any, overrides, what: str) -> dict:
+    """A copy of the plain config data `data` (parsed YAML) with 'key=value' overrides set at their dotted
+    paths; `what` names the config kind in the error for data that is not a mapping."""
     import copy
 
     check_plain_data(data, "the config")  # before the deep copy: aliases of aliases expand there
     data = copy.deepcopy(data) if data is not None else {}
     if not isinstance(data, dict):
-        raise UserError("a meta-training config must be a YAML mapping at the top level")
+        raise UserError(f"a {what} config must be a YAML mapping at the top level")
     for item in overrides:
         key, text = split_assignment(item)
         value = load_value(text, f"--set {key}") if text else None
         _set_path(data, key, value)
     check_plain_data(data, "the config with its --set values")
+    return data
+
+
+def from_plain(cls, data: dict):
+    """A config dataclass (fields typed by annotations, sections by `cls.PARSERS`) from plain data; an unknown,
+    missing or mistyped key is a `UserError` naming its path."""
+    return _from_dict(cls, data, "")
+
+
+def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
+    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
+    data = with_overrides(data, overrides, "meta-training")
     if "plugins" in data:  # before the objective is read: plugins define its kinds
         from metadisco.plugins import load_plugins
 
