@@ -102,6 +102,14 @@ def parse_space(section, config, where: str = "space") -> tuple[Dimension, ...]:
     return tuple(parse_dimension(str(name), spec, config, where) for name, spec in section.items())
 
 
+def space_section(value, path: str) -> dict:
+    """A config's space section as read (a config dataclass's parser); `parse_space` checks it against the
+    trainer config once that is known."""
+    if not isinstance(value, Mapping):
+        raise UserError(f"config key {path} must be a mapping of settings to ranges, got {shorten(value)}")
+    return dict(value)
+
+
 def space_to_plain(space: tuple[Dimension, ...]) -> dict:
     """The space as written (for a resolved config)."""
     return {d.name: list(d.values) if d.values else {"low": d.low, "high": d.high, "log": d.log} for d in space}

@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 import typing
 from dataclasses import dataclass, field
-from typing import Any
 
 import jax
 import numpy as np
@@ -31,7 +30,7 @@ from metadisco.errors import UserError
 from metadisco.evaluate.summary import learning_curve, stat_block
 from metadisco.fitness import diverged, reduce_fitness
 from metadisco.hyper import hyper_of, stack, static_of, with_values
-from metadisco.hyper_space import Dimension, grid_points, parse_space, random_points, space_to_plain
+from metadisco.hyper_space import Dimension, grid_points, parse_space, random_points, space_section, space_to_plain
 from metadisco.meta.config import Settings, train_settings
 from metadisco.train import Metrics
 from metadisco.train_seeds import resolve_config, runs_program, seed_keys
@@ -39,12 +38,6 @@ from metadisco.validate import check_int, shorten
 
 SEARCHES = ("grid", "random")
 MAX_RUNS = 1 << 20  # points x seeds: a sweep is one array axis
-
-
-def _space(value: Any, path: str) -> dict:
-    if not isinstance(value, dict):
-        raise UserError(f"config key {path} must be a mapping of settings to ranges, got {shorten(value)}")
-    return dict(value)
 
 
 @dataclass(frozen=True)
@@ -60,7 +53,7 @@ class SweepConfig:
     preset: str | None = None
     train: Settings = field(default_factory=Settings)
 
-    PARSERS: typing.ClassVar = {"train": train_settings, "space": _space}
+    PARSERS: typing.ClassVar = {"train": train_settings, "space": space_section}
 
     def resolve(self) -> tuple[TrainConfig, tuple[Dimension, ...], list[dict[str, float]]]:
         """(trainer config, space, points), every value checked; a `UserError` names the first bad one."""
