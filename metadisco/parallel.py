@@ -57,7 +57,7 @@ def shard_runs(fn: Callable, devices: Sequence, in_axes: tuple) -> Callable:
     mesh = mesh_of(tuple(devices))
     batched = jax.vmap(fn, in_axes=in_axes)
 
-    def local(*args):  # this device's runs
+    def runs_on_device(*args):  # this device's runs (the name JAX reports when it traces the program)
         sizes = {jax.tree.leaves(a)[0].shape[0] for a, axis in zip(args, in_axes, strict=True)
                  if axis == 0 and jax.tree.leaves(a)}
         if sizes == {1}:
@@ -68,7 +68,7 @@ def shard_runs(fn: Callable, devices: Sequence, in_axes: tuple) -> Callable:
             return jax.tree.map(lambda x: x[None], fn(*one))
         return batched(*args)
 
-    sharded = jax.shard_map(local, mesh=mesh, in_specs=_specs(in_axes), out_specs=PartitionSpec(AXIS),
+    sharded = jax.shard_map(runs_on_device, mesh=mesh, in_specs=_specs(in_axes), out_specs=PartitionSpec(AXIS),
                             check_vma=False)
     return jax.jit(sharded)
 

@@ -85,6 +85,7 @@ class CompileCounter:
 
     def __init__(self):
         self.traces = self.compiles = 0
+        self.names: list[str] = []  # the functions traced
         self.active = False
         jax.monitoring.register_event_duration_secs_listener(self._listen)
 
@@ -93,11 +94,13 @@ class CompileCounter:
             return
         if event == "/jax/core/compile/jaxpr_trace_duration":
             self.traces += 1
+            self.names.append(kwargs.get("fun_name"))
         elif event == "/jax/core/compile/backend_compile_duration":
             self.compiles += 1
 
     def __enter__(self):
         self.traces = self.compiles = 0
+        self.names = []
         self.active = True
         return self
 

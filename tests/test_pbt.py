@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 from test_hyper import TINY
+from test_meta_processes import TIMEOUT, _lines
 
 from metadisco.errors import UserError
 from metadisco.hyper import row
@@ -31,7 +32,6 @@ CONFIG = {"env": "CartPole-v1", "population": 4, "timesteps": 4 * 16 * 6, "seed"
           "space": {"lr": {"low": 1e-4, "high": 1e-1}, "ent_coef": {"low": 0.0, "high": 0.05}},
           "ready": {"kind": "every", "updates": 2}, "exploit": {"kind": "truncation", "fraction": 0.25},
           "explore": {"kind": "perturb", "factors": [0.8, 1.2], "resample_probability": 0.25}}
-TIMEOUT = 600
 
 
 def pbt_config(data=None, *overrides) -> PBTConfig:
@@ -152,7 +152,7 @@ def test_run_directory(tmp_path):
     (["explore.factors=[]"], "explore.factors is empty"),
     (["explore.factors=[0.8, -1]"], "explore.factors.1 must be"),
     (["space.num_envs=[4, 8]"], "num_envs fixes the shape"),
-    (["population=0"], "population must be an integer >= 1"),
+    (["population=0"], r"population must be an integer in \[1, "),
 ])
 def test_bad_pbt_configs(overrides, message):
     with pytest.raises(UserError, match=message):
@@ -163,13 +163,6 @@ def test_bad_pbt_configs(overrides, message):
 # SIGKILL, then --resume
 
 
-def _lines(path) -> int:
-    try:
-        return len(path.read_text().splitlines())
-    except FileNotFoundError:
-        return 0
-
-
 def _without_seconds(path) -> list[dict]:
     return [{k: v for k, v in json.loads(x).items() if k != "seconds"} for x in path.read_text().splitlines()]
 
@@ -178,16 +171,15 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
     config = {**CONFIG, "timesteps": 4 * 16 * 40, "ready": {"kind": "every", "updates": 1}}
     config_path = tmp_path / "pbt.yaml"
     config_path.write_text(yaml.safe_dump(config))
-    reference = tmp_path / "reference"
-    run_pbt(pbt_config(config), reference, plot=False)
+    reference, run = tmp_path / "reference", tmp_path / "run"
 
-    def cli(*extra):
-        return subprocess.Popen([sys.executable, "-m", "metadisco", "pbt", str(config_path), "--out",
-                                 str(tmp_path / "run"), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+    def cli(out, *extra):
+        return subprocess.Popen([sys.executable, "-m", "metadisco", "pbt", str(config_path), "--out", str(out),
+                                 *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    run = tmp_path / "run"
-    proc = cli()
+    _, err = (proc := cli(reference)).communicate(timeout=TIMEOUT)  # uninterrupted
+    assert proc.returncode == 0, err[-2000:]
+    proc = cli(run)
     rng = random.Random(os.getpid())
     kill_after = rng.randint(1, 20)
     deadline = time.monotonic() + TIMEOUT
@@ -199,9 +191,36 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     assert _lines(run / "metrics.jsonl") < 40
 
-    proc = cli("--resume")
+    proc = cli(run, "--resume")
     _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0, err[-2000:]
-    for name in ("lineage.json", "summary.json", "checkpoints/gen_000040.msgpack"):
+    for name in ("lineage.json", "summary.json", "checkpoints/gen_000040.msgpack", "pbt.png"):
         assert (run / name).read_bytes() == (reference / name).read_bytes(), name
     assert _without_seconds(run / "metrics.jsonl") == _without_seconds(reference / "metrics.jsonl")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the command line: bad input is one line and status 2, before any work
+
+
+@pytest.mark.parametrize("command, overrides, message", [
+    ("pbt", ["ready.updates=5"], "ready.updates 5 must divide"),
+    ("pbt", ["space.lr.low=.nan"], "space.lr.low must be a finite"),
+    ("pbt", ["explore.kind=jitter"], "unknown explore strategy 'jitter'"),
+    ("sweep", ["space.lr=[0.001, .inf]"], "space.lr.1 must be a finite"),
+    ("sweep", ["search=bayes"], "search must be one of grid, random"),
+    ("sweep", ["train.num_envs=0"], "train: num_envs must be a positive integer"),
+    ("sweep", ["space.gamma={low: 0.9, high: 1.5}"], "space: gamma must be"),
+])
+def test_bad_input_is_one_line_and_status_2(tmp_path, capsys, command, overrides, message):
+    from metadisco.cli import main
+
+    config = CONFIG if command == "pbt" else {k: v for k, v in CONFIG.items()
+                                             if k in ("env", "timesteps", "seed", "train", "space")}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    sets = [x for o in overrides for x in ("--set", o)]
+    assert main([command, str(path), *sets, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()  # refused before anything was written

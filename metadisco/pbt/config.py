@@ -31,35 +31,31 @@ from metadisco.train_seeds import resolve_config
 from metadisco.validate import check_float, check_int
 
 
+class _Section:
+    """A config section read by the meta-training config's engine (`metadisco.meta.config.from_plain`)."""
+
+    @classmethod
+    def from_plain(cls, data, key):
+        return from_plain(cls, data, key)
+
+
 @dataclass(frozen=True)
-class ReadyConfig:
+class ReadyConfig(_Section):
     kind: str = "every"
     updates: int = 10
 
-    @classmethod
-    def from_plain(cls, data, key):
-        return from_plain(cls, data, key)
-
 
 @dataclass(frozen=True)
-class ExploitConfig:
+class ExploitConfig(_Section):
     kind: str = "truncation"
     fraction: float = 0.25
 
-    @classmethod
-    def from_plain(cls, data, key):
-        return from_plain(cls, data, key)
-
 
 @dataclass(frozen=True)
-class ExploreConfig:
+class ExploreConfig(_Section):
     kind: str = "perturb"
     factors: tuple[float, ...] = (0.8, 1.2)
     resample_probability: float = 0.25
-
-    @classmethod
-    def from_plain(cls, data, key):
-        return from_plain(cls, data, key)
 
 
 @dataclass(frozen=True)
