@@ -16,8 +16,8 @@ import jax
 import numpy as np
 import pytest
 import yaml
+from processes import TIMEOUT, line_count
 from test_hyper import TINY
-from test_meta_processes import TIMEOUT, _lines
 
 from metadisco.errors import UserError
 from metadisco.hyper import row
@@ -183,13 +183,13 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
     rng = random.Random(os.getpid())
     kill_after = rng.randint(1, 20)
     deadline = time.monotonic() + TIMEOUT
-    while _lines(run / "metrics.jsonl") < kill_after and proc.poll() is None and time.monotonic() < deadline:
+    while line_count(run / "metrics.jsonl") < kill_after and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     time.sleep(rng.uniform(0.0, 0.02))
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
-    assert _lines(run / "metrics.jsonl") < 40
+    assert line_count(run / "metrics.jsonl") < 40
 
     proc = cli(run, "--resume")
     _, err = proc.communicate(timeout=TIMEOUT)
