@@ -64,7 +64,8 @@ def population_call(config, mesh):
     task = step.tasks[0]
     keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
     steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
-    return (task.population_program, (population_tree, keys)), steps, step.mesh
+    hypers = dist.to_global(task.hypers(config.strategy.population_size), step.mesh)
+    return (task.population_program, (population_tree, keys, hypers)), steps, step.mesh
 
 
 def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> dict:

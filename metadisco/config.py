@@ -1,7 +1,11 @@
 """Trainer configuration: a frozen, hashable dataclass, presets per env family, and `--set` overrides.
 
-Every field fixes a shape or a constant of the compiled trainer, so the whole config is static under `jax.jit`
-(it is hashable). Numbers that are evolved live in the objective's meta-parameters, not here.
+The fields split in two (rejax's static / traced split; `metadisco.hyper`). Those named in `Hyper` (learning
+rate, gamma, GAE lambda, entropy and value coefficients, gradient clip) fix no shape: the trainer takes them as
+a pytree argument, `train(key, meta, hyper)`, so one compiled program serves every value, and sweeps, PBT and
+the ES can vary them. The rest fix shapes or the program's structure (env count, rollout length, epochs,
+minibatches, network, annealing on or off, normalisation) and are static under `jax.jit` (the config is
+hashable). `metadisco.hyper.static_of(config)` blanks the traced fields: the key of a compiled program.
 Presets follow PureJaxRL's settings (Lu et al. 2022, github.com/luchris429/purejaxrl).
 """
 
@@ -11,15 +15,31 @@ import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar, NamedTuple
 
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.limits import check_trainer_fits
 from metadisco.validate import INT32_MAX, check_float, check_int, coerce, is_number, shorten
 
 
+class Hyper(NamedTuple):
+    """The traced settings of the PPO / mirror-learning trainer (`TrainConfig.HYPER`): float32 scalars for one
+    agent, [runs] arrays when vmapped over a sweep or a PBT population."""
+
+    lr: Any
+    gamma: Any
+    gae_lambda: Any
+    ent_coef: Any
+    vf_coef: Any
+    max_grad_norm: Any
+
+
 @dataclass(frozen=True)
 class TrainConfig:
-    """Settings of the inner PPO / mirror-learning trainer."""
+    """Settings of the inner PPO / mirror-learning trainer. The fields named in `HYPER` are traced; in a static
+    config (`metadisco.hyper.static_of`) they are None."""
+
+    HYPER: ClassVar[type] = Hyper
 
     num_envs: int = 4
     num_steps: int = 128
@@ -59,7 +79,8 @@ class TrainConfig:
 
         Types, finiteness and ranges are checked for every field (a NaN fails `x <= 0`, so it is tested for
         explicitly); sizes are bounded by int32 (they are loop lengths and array sizes under jit) and, together,
-        by this machine's memory (`metadisco.limits`)."""
+        by this machine's memory (`metadisco.limits`). A static config (every traced field None) has its static
+        fields checked; its numbers are checked where they are made (`metadisco.hyper.with_values`)."""
         for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "rollout_unroll"):
             if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
                 raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
@@ -80,14 +101,8 @@ class TrainConfig:
                 f"num_envs x num_steps = {self.batch_size} must divide by num_minibatches "
                 f"= {self.num_minibatches}"
             )
-        check_float("gamma", self.gamma, 0.0, 1.0, lo_open=True)
-        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
-        for name in ("ent_coef", "vf_coef"):
-            check_float(name, getattr(self, name), 0.0)
-        for name in ("lr", "max_grad_norm"):
-            if is_number(getattr(self, name)) and getattr(self, name) <= 0:
-                raise UserError(f"{name} must be positive, got {getattr(self, name)}")
-            check_float(name, getattr(self, name), 0.0, lo_open=True)
+        if not all(getattr(self, name) is None for name in Hyper._fields):
+            self._validate_hyper()
         check_float("final_window", self.final_window, 0.0, 1.0, lo_open=True)
         for name in ("anneal_lr", "normalize_obs", "normalize_reward"):
             if not isinstance(getattr(self, name), bool):
@@ -101,6 +116,16 @@ class TrainConfig:
             check_int("hidden_sizes", h, 1, INT32_MAX, "an int32 size under jit")
         check_trainer_fits(self, 1, "one training run")
         return self
+
+    def _validate_hyper(self) -> None:
+        check_float("gamma", self.gamma, 0.0, 1.0, lo_open=True)
+        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        for name in ("ent_coef", "vf_coef"):
+            check_float(name, getattr(self, name), 0.0)
+        for name in ("lr", "max_grad_norm"):
+            if is_number(getattr(self, name)) and getattr(self, name) <= 0:
+                raise UserError(f"{name} must be positive, got {getattr(self, name)}")
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
 
 
 ACTIVATIONS = ("tanh", "relu")

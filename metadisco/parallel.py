@@ -37,7 +37,7 @@ def devices_for(runs: int, devices: Sequence) -> list:
 
 
 @functools.lru_cache(maxsize=8)
-def _mesh(devices: tuple) -> Mesh:
+def mesh_of(devices: tuple) -> Mesh:
     return Mesh(np.asarray(devices), (AXIS,))
 
 
@@ -54,10 +54,10 @@ def shard_runs(fn: Callable, devices: Sequence, in_axes: tuple) -> Callable:
     """
     if any(axis not in (0, None) for axis in in_axes):
         raise ValueError(f"in_axes entries must be 0 or None, got {in_axes}")
-    mesh = _mesh(tuple(devices))
+    mesh = mesh_of(tuple(devices))
     batched = jax.vmap(fn, in_axes=in_axes)
 
-    def local(*args):  # this device's runs
+    def runs_on_device(*args):  # this device's runs (the name JAX reports when it traces the program)
         sizes = {jax.tree.leaves(a)[0].shape[0] for a, axis in zip(args, in_axes, strict=True)
                  if axis == 0 and jax.tree.leaves(a)}
         if sizes == {1}:
@@ -68,7 +68,7 @@ def shard_runs(fn: Callable, devices: Sequence, in_axes: tuple) -> Callable:
             return jax.tree.map(lambda x: x[None], fn(*one))
         return batched(*args)
 
-    sharded = jax.shard_map(local, mesh=mesh, in_specs=_specs(in_axes), out_specs=PartitionSpec(AXIS),
+    sharded = jax.shard_map(runs_on_device, mesh=mesh, in_specs=_specs(in_axes), out_specs=PartitionSpec(AXIS),
                             check_vma=False)
     return jax.jit(sharded)
 
@@ -77,7 +77,7 @@ def place(args: tuple, devices: Sequence, in_axes: tuple) -> tuple:
     """Host arguments -> global arrays on `devices`: per-run ones (`in_axes` 0) padded to a multiple of
     len(devices) and split over them, shared ones (None) copied to each."""
     devices = tuple(devices)
-    mesh = _mesh(devices)
+    mesh = mesh_of(devices)
 
     def put(x, axis):
         x = np.asarray(x)

@@ -1,9 +1,15 @@
 """The inner trainer: PPO / mirror learning, compiled end to end (PureJaxRL's `make_train` closure).
 
     train = make_train(config, env, objective)
-    result = jax.jit(train)(key, meta_params)                    # one agent
-    results = jax.jit(jax.vmap(train, (0, None)))(keys, meta)    # seeds
-    results = jax.jit(jax.vmap(jax.vmap(train, (0, None)), (None, 0)))(keys, population)
+    result = jax.jit(train)(key, meta_params, hyper)                     # one agent
+    results = jax.jit(jax.vmap(train, (0, None, None)))(keys, meta, hyper)  # seeds
+    results = jax.jit(jax.vmap(train, (0, None, 0)))(keys, meta, hypers)    # a sweep: a hyper per run
+
+`hyper` is the config's traced settings (`metadisco.config.Hyper`: learning rate, gamma, ...; leave it out for
+the config's own values, baked into the program as constants); the config's other fields fix the program. The
+trainer is also steppable (`make_trainer`): `init(key, meta, hyper) -> TrainState`, `step(state, k) -> (state,
+metrics of k updates)`, and `train` is exactly `step(init(...), num_updates)`, so a caller can pause, inspect,
+copy and resume agents (PBT).
 
 The actor loss is mirror learning's -(r A - drift(r, A)); the drift, value loss and optimiser come from the
 objective and see the meta-parameters, so the same compiled function serves every member of a population.
@@ -18,9 +24,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from metadisco.config import TrainConfig
+from metadisco.config import Hyper, TrainConfig
 from metadisco.envs import make_vec_env
 from metadisco.gae import gae
+from metadisco.hyper import hyper_of, is_static, static_of
 from metadisco.networks import make_network
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs, OptimizerInputs, ValueLossInputs
@@ -68,29 +75,63 @@ class Batch(NamedTuple):
     target: jax.Array
 
 
-class RunnerState(NamedTuple):
+class TrainState(NamedTuple):
+    """One agent between updates: all `step` needs, so an agent can be paused, copied and resumed."""
+
     params: Any
     opt_state: Any
     env_state: Any
     obs: jax.Array
     key: jax.Array
+    update: jax.Array  # int32: updates done
+    meta: Any  # the objective's meta-parameters
+    hyper: Hyper  # the traced settings (float32 leaves)
 
 
-def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.Array, Any], TrainResult]:
-    """Build `train(key, meta_params) -> TrainResult` for one agent; jit / vmap it as needed."""
+class Trainer(NamedTuple):
+    """The steppable trainer of one agent; jit / vmap each function as needed.
+
+    init(key, meta, hyper=None) -> TrainState                 hyper None: the config's own values
+    step(state, k) -> (TrainState, Metrics of [k] updates)    k is static (a scan length)
+    train(key, meta, hyper=None) -> TrainResult               = step(init(key, meta, hyper), num_updates)
+    """
+
+    init: Callable[..., TrainState]
+    step: Callable[[TrainState, int], tuple[TrainState, Metrics]]
+    train: Callable[..., TrainResult]
+    num_updates: int
+
+
+def make_train(config: TrainConfig, env, objective: Objective) -> Callable[..., TrainResult]:
+    """Build `train(key, meta_params, hyper=None) -> TrainResult` for one agent; jit / vmap it as needed."""
+    return make_trainer(config, env, objective).train
+
+
+def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
+    """Build the steppable trainer of `config` (a full config, or a static one: `metadisco.hyper.static_of`,
+    whose functions then need `hyper`). Only the static fields shape the program."""
     config.validate()
-    vec_env = make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
-                           normalize_reward=config.normalize_reward, gamma=config.gamma)
+    defaults = None if is_static(config) else hyper_of(config)
+    config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
     network = make_network(env.spec, config.hidden_sizes, config.activation)
     num_updates = config.num_updates
     steps_per_update = config.update_epochs * config.num_minibatches
 
-    def learning_rate(count):
-        if not config.anneal_lr:
-            return config.lr
-        return config.lr * (1.0 - (count // steps_per_update) / num_updates)
+    def vec_env(hyper: Hyper):
+        # Rebuilt per trace (cheap Python objects): the reward normaliser discounts with the traced gamma.
+        return make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
+                            normalize_reward=config.normalize_reward, gamma=hyper.gamma)
 
-    def loss_fn(params, batch: Batch, meta, progress: Progress):
+    def make_optimizer(meta, hyper: Hyper):
+        def learning_rate(count):
+            if not config.anneal_lr:
+                return hyper.lr
+            return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
+
+        inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
+        return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
+
+    def loss_fn(params, batch: Batch, meta, hyper: Hyper, progress: Progress):
         policy, value = network.apply(params, batch.obs)
         log_prob = policy.log_prob(batch.action)
         log_ratio = log_prob - batch.log_prob
@@ -102,23 +143,35 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
         value_loss = jnp.mean(objective.value_loss(meta["value_loss"], ValueLossInputs(value, batch.value,
                                                                                         batch.target), progress))
         entropy = jnp.mean(policy.entropy())
-        total = actor_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+        total = actor_loss + hyper.vf_coef * value_loss - hyper.ent_coef * entropy
         approx_kl = jnp.mean((ratio - 1.0) - log_ratio)
         aux = (actor_loss, value_loss, entropy, approx_kl, jnp.mean(drift > 0))
         return total, aux
 
-    def train(key: jax.Array, meta_params) -> TrainResult:
-        inputs = OptimizerInputs(learning_rate, config.max_grad_norm, num_updates * steps_per_update)
-        optimizer = objective.optimizer(meta_params["optimizer"], inputs,
-                                        Progress(jnp.float32(0.0), jnp.float32(num_updates)))
-        key, init_key, reset_key = jax.random.split(key, 3)
-        obs, env_state = vec_env.reset(reset_key)
-        params = network.init(init_key, obs[:1])
-        runner = RunnerState(params, optimizer.init(params), env_state, obs, key)
+    def resolve(hyper):
+        if hyper is None:
+            if defaults is None:
+                raise ValueError("this trainer was built from a static config: pass hyper")
+            return defaults
+        return Hyper(*(jnp.asarray(h, jnp.float32) for h in hyper))
 
-        def collect(runner: RunnerState):
+    def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
+        hyper = resolve(hyper)
+        key, init_key, reset_key = jax.random.split(key, 3)
+        obs, env_state = vec_env(hyper).reset(reset_key)
+        params = network.init(init_key, obs[:1])
+        opt_state = make_optimizer(meta_params, hyper).init(params)
+        return TrainState(params, opt_state, env_state, obs, key, jnp.int32(0), meta_params, hyper)
+
+    def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
+        """`num_steps` updates (rollout, GAE, epochs of minibatch steps) from `state`."""
+        meta_params, hyper = state.meta, state.hyper
+        envs = vec_env(hyper)
+        optimizer = make_optimizer(meta_params, hyper)
+
+        def collect(state: TrainState):
             """`num_steps` steps of every env with the current policy (params are loop constants)."""
-            key, noise_key, step_key = jax.random.split(runner.key, 3)
+            key, noise_key, step_key = jax.random.split(state.key, 3)
             # All randomness of the rollout is drawn up front, in two vectorised calls.
             if env.spec.discrete:
                 noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
@@ -129,9 +182,9 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
             def env_step(carry, xs):
                 env_state, obs = carry
                 step_noise, keys = xs
-                policy, value = network.apply(runner.params, obs)
+                policy, value = network.apply(state.params, obs)
                 action = policy.sample_from_noise(step_noise)
-                env_state, out = vec_env.step(keys, env_state, action)
+                env_state, out = envs.step(keys, env_state, action)
                 done = jnp.logical_or(out.terminated, out.truncated)
                 transition = Rollout(obs, action, policy.log_prob(action), value, out.reward,
                                      out.terminated, out.truncated, out.final_obs)
@@ -140,17 +193,17 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
                 return (env_state, out.obs), (transition, episode)
 
             (env_state, obs), (transitions, episodes) = jax.lax.scan(
-                env_step, (runner.env_state, runner.obs), (noise, step_keys), unroll=config.rollout_unroll)
-            return runner._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
+                env_step, (state.env_state, state.obs), (noise, step_keys), unroll=config.rollout_unroll)
+            return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
-        def update(runner: RunnerState, update_index):
-            runner, rollout, (return_sums, counts, truncations) = collect(runner)
-            next_values = network.apply(runner.params, rollout.final_obs, method=network.value)
+        def update(state: TrainState, _):
+            state, rollout, (return_sums, counts, truncations) = collect(state)
+            next_values = network.apply(state.params, rollout.final_obs, method=network.value)
             advantages, targets = gae(rollout.reward, rollout.value, next_values, rollout.terminated,
-                                      rollout.truncated, config.gamma, config.gae_lambda)
+                                      rollout.truncated, hyper.gamma, hyper.gae_lambda)
             batch = Batch(rollout.obs, rollout.action, rollout.log_prob, rollout.value, advantages, targets)
             batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
-            progress = Progress(update_index.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
+            progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
 
             def epoch(carry, _):
                 params, opt_state, key = carry
@@ -162,16 +215,16 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
 
                 def minibatch_step(carry, minibatch):
                     params, opt_state = carry
-                    grads, aux = jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, progress)
+                    grads, aux = jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, hyper, progress)
                     updates, opt_state = optimizer.update(grads, opt_state, params)
                     return (optax.apply_updates(params, updates), opt_state), aux
 
                 (params, opt_state), aux = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
                 return (params, opt_state, key), aux
 
-            key, epoch_key = jax.random.split(runner.key)
+            key, epoch_key = jax.random.split(state.key)
             (params, opt_state, _), aux = jax.lax.scan(
-                epoch, (runner.params, runner.opt_state, epoch_key), None, config.update_epochs)
+                epoch, (state.params, state.opt_state, epoch_key), None, config.update_epochs)
             count = jnp.sum(counts)
             metrics = Metrics(
                 jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),
@@ -179,9 +232,12 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
                 jnp.sum(truncations),
                 *(jnp.mean(a) for a in aux),
             )
-            return runner._replace(params=params, opt_state=opt_state, key=key), metrics
+            return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
-        runner, metrics = jax.lax.scan(update, runner, jnp.arange(num_updates))
-        return TrainResult(metrics, runner.params)
+        return jax.lax.scan(update, state, None, num_steps)
 
-    return train
+    def train(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainResult:
+        state, metrics = step(init(key, meta_params, hyper), num_updates)
+        return TrainResult(metrics, state.params)
+
+    return Trainer(init, step, train, num_updates)

@@ -8,6 +8,7 @@ from run to run; on another device count they agree statistically, not bitwise.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,6 +20,7 @@ from metadisco import compile_cache, parallel
 from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset
 from metadisco.envs import check_env_id, make_env
 from metadisco.fitness import reduce_fitness
+from metadisco.hyper import hyper_of, static_of
 from metadisco.objectives import Objective
 from metadisco.train import Metrics, make_train
 
@@ -55,17 +57,30 @@ class SeedsResult:
         return self.env_steps / self.train_seconds
 
 
+# A key per seed; the meta-parameters and hyperparameters shared, as vmap(in_axes=(0, None, None)) on one device.
+IN_AXES = (0, None, None)
+
+
+@functools.lru_cache(maxsize=16)
+def runs_program(static: TrainConfig, env_id: str, objective: Objective, devices: tuple, in_axes=IN_AXES):
+    """The metrics of runs `(key, meta, hyper)` over a leading run axis split over `devices`, with `in_axes`
+    saying which arguments are per run (0) or shared (None); one program per static config (`static_of`),
+    whatever the hyperparameters: a sweep passes a hyper per run, (0, None, 0)."""
+    train = make_train(static, make_env(env_id), objective)
+    return parallel.shard_runs(lambda k, m, h: train(k, m, h).metrics, devices, in_axes)
+
+
 def seeds_program(env_id: str, objective: Objective, meta_params: Any, config: TrainConfig, num_seeds: int,
                   seed: int = 0, devices=None):
     """(jitted function, its arguments, devices used) of `train_seeds`: the metrics of `num_seeds` runs, split
     over `devices` (default: every device of this process; at most one per seed) and padded to a multiple of
-    their count, each device vmapping its share. `fn(*args)` gives [padded seeds, num_updates] leaves."""
+    their count, each device vmapping its share. `fn(*args)` gives [padded seeds, num_updates] leaves. Configs
+    that differ only in traced settings (`--set lr=...`) get the same function: its hyperparameters are an
+    argument."""
     devices = parallel.devices_for(num_seeds, jax.local_devices() if devices is None else devices)
-    train = make_train(config, make_env(env_id), objective)
     keys = np.asarray(seed_keys(num_seeds, seed))
-    in_axes = (0, None)  # a key per seed; the meta-parameters shared, as vmap(in_axes=(0, None)) on one device
-    args = parallel.place((keys, meta_params), devices, in_axes)
-    return parallel.shard_runs(lambda k, m: train(k, m).metrics, devices, in_axes), args, devices
+    args = parallel.place((keys, meta_params, hyper_of(config)), devices, IN_AXES)
+    return runs_program(static_of(config.validate()), env_id, objective, tuple(devices)), args, devices
 
 
 def train_seeds(env_id: str, objective: Objective, meta_params: Any, config: TrainConfig, num_seeds: int,

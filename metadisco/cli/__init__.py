@@ -34,6 +34,8 @@ COMMANDS = {
     "distil": "distil_cmd",
     "report": "report_cmd",
     "inspect": "inspect_cmd",
+    "sweep": "sweep_cmd",
+    "pbt": "pbt_cmd",
 }
 
 

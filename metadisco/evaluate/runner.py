@@ -24,6 +24,7 @@ from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.evaluate.methods import Method
 from metadisco.fitness import diverged, reduce_fitness
+from metadisco.hyper import hyper_of, static_of
 from metadisco.train import Metrics, make_train
 from metadisco.train_seeds import seed_keys
 
@@ -51,10 +52,11 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled(config: TrainConfig, env, objective, devices: tuple):
-    """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`."""
-    train = make_train(config, env, objective)
-    return parallel.shard_runs(lambda key, meta: train(key, meta).metrics, devices, (0, 0))
+def _compiled(static: TrainConfig, env, objective, devices: tuple):
+    """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`, with
+    hyperparameters shared by the runs; `static` is a static config (`metadisco.hyper.static_of`)."""
+    train = make_train(static, env, objective)
+    return parallel.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
 
 
 def _by_method(tree, num_methods: int, num_seeds: int):
@@ -85,8 +87,9 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
                                 *(m.meta for m in group))
         run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
         start = time.perf_counter()
-        fn = _compiled(config, env, group[0].objective, used)
-        out = jax.block_until_ready(fn(*parallel.place((run_keys, run_meta), used, (0, 0))))
+        fn = _compiled(static_of(config), env, group[0].objective, used)
+        args = parallel.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
+        out = jax.block_until_ready(fn(*args))
         seconds = time.perf_counter() - start
         metrics = _by_method(parallel.gather(out, count), len(group), num_seeds)
         returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))

@@ -46,7 +46,7 @@ def learning_curve(returns: np.ndarray, counts: np.ndarray, batch_size: int, max
     return steps, curve
 
 
-def _stat_block(scores: np.ndarray, seed: int) -> dict:
+def stat_block(scores: np.ndarray, seed: int) -> dict:
     """mean, IQM and IQM CI of the finite entries of `scores` [seeds]."""
     ok = stats.finite(scores)
     ci = stats.stratified_iqm_ci([ok], seed=seed) if ok.size else None
@@ -94,7 +94,7 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
             mean, lo, hi = stats.mean_curve_ci(curve, seed=seed)
             entry = {
                 "final_return": run.final_return,
-                **_stat_block(run.final_return, seed),
+                **stat_block(run.final_return, seed),
                 "seeds": len(status),
                 "finite_seeds": status.count("ok"),
                 "diverged_seeds": [i for i, s in enumerate(status) if s == "diverged"],
@@ -107,7 +107,7 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
             }
             if can_normalise:
                 norm = (run.final_return - low) / scale
-                entry["normalized"] = {"final_return": norm, **_stat_block(norm, seed)}
+                entry["normalized"] = {"final_return": norm, **stat_block(norm, seed)}
                 normalised[env_id][label] = stats.finite(norm)
             out[env_id][label] = entry
     out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed)

@@ -76,10 +76,10 @@ class Settings(Mapping):
         return f"Settings({dict(self._items)!r})"
 
     def to_plain(self) -> dict:
-        return _plain(dict(self.written) if self.written is not None else dict(self._items))
+        return plain_data(dict(self.written) if self.written is not None else dict(self._items))
 
 
-def _train_settings(value: Any, path: str) -> Settings:
+def train_settings(value: Any, path: str) -> Settings:
     """A task's `train` section: TrainConfig fields typed by their annotations (an unknown key is an error)."""
     mapping = _mapping(value, path)
     return Settings({str(k): train_setting(str(k), v, f"{path}.{k}") for k, v in mapping.items()}, mapping)
@@ -121,7 +121,7 @@ class TaskConfig:
     train: Settings = field(default_factory=Settings)  # TrainConfig settings, typed, e.g. {num_envs: 8}
     baseline: float | None = None  # fitness normaliser (PPO's return); measured and cached when needed
 
-    PARSERS: typing.ClassVar = {"train": _train_settings}
+    PARSERS: typing.ClassVar = {"train": train_settings}
 
     @property
     def lifetimes(self) -> tuple[int, ...]:
@@ -224,9 +224,9 @@ class MetaConfig:
         return self
 
     def to_dict(self) -> dict:
-        plain = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "objective_written"}
+        plain = {f.name: plain_data(getattr(self, f.name)) for f in fields(self) if f.name != "objective_written"}
         if self.objective_written is not None:
-            plain["objective"] = _plain(self.objective_written)
+            plain["objective"] = plain_data(self.objective_written)
         # Sections that older configs lacked are left out while they hold their defaults, so the resolved
         # config (and its digest, which --resume checks) of a run made before they existed is unchanged.
         for name in ("sampling", "normalise", "validation", "plugins"):
@@ -241,7 +241,7 @@ class MetaConfig:
 _DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig(), "plugins": ()}
 
 
-def _plain(value):
+def plain_data(value):
     """A config value as plain YAML data (tuples as lists, sections as mappings, an objective as its spec of
     the slots and options that differ from the default objective)."""
     if isinstance(value, Settings):
@@ -249,11 +249,11 @@ def _plain(value):
     if isinstance(value, Objective):
         return _short_spec(value)
     if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: plain_data(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_data(v) for v in value]
     return value
 
 
@@ -264,7 +264,8 @@ def _short_spec(objective: Objective) -> dict:
         if spec != default[slot]:
             kind_default = type(getattr(objective, slot))().options() if spec["kind"] != default[slot]["kind"] \
                 else {k: v for k, v in default[slot].items() if k != "kind"}
-            out[slot] = _plain({k: v for k, v in spec.items() if k in ("kind", "plugin") or v != kind_default.get(k)})
+            out[slot] = plain_data({k: v for k, v in spec.items()
+                                    if k in ("kind", "plugin") or v != kind_default.get(k)})
     return out
 
 
@@ -326,19 +327,32 @@ def _set_path(data: dict, key: str, value: Any) -> None:
             raise UserError(f"--set {key}: {where} is a value, not a mapping or list")
 
 
-def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
-    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
+def with_overrides(data: Any, overrides, what: str) -> dict:
+    """A copy of the plain config data `data` (parsed YAML) with 'key=value' overrides set at their dotted
+    paths; `what` names the config kind in the error for data that is not a mapping."""
     import copy
 
     check_plain_data(data, "the config")  # before the deep copy: aliases of aliases expand there
     data = copy.deepcopy(data) if data is not None else {}
     if not isinstance(data, dict):
-        raise UserError("a meta-training config must be a YAML mapping at the top level")
+        raise UserError(f"a {what} config must be a YAML mapping at the top level")
     for item in overrides:
         key, text = split_assignment(item)
         value = load_value(text, f"--set {key}") if text else None
         _set_path(data, key, value)
     check_plain_data(data, "the config with its --set values")
+    return data
+
+
+def from_plain(cls, data: dict, key: str = ""):
+    """A config dataclass (fields typed by annotations, sections by `cls.PARSERS`) from plain data; an unknown,
+    missing or mistyped key is a `UserError` naming its path (`key`: the section's, for a nested one)."""
+    return _from_dict(cls, data, key)
+
+
+def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
+    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
+    data = with_overrides(data, overrides, "meta-training")
     if "plugins" in data:  # before the objective is read: plugins define its kinds
         from metadisco.plugins import load_plugins
 

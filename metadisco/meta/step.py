@@ -4,7 +4,7 @@ With P members, T tasks and S seeds per member and task:
 
     population = ask(key_g, es_state)                       # meta-param pytree, leaves [P, ...]
     for each task t (tasks of different shapes run one after another, one compiled program each):
-        returns_t = population_program_t(population, keys_t)   # [P, S]; members sharded over the device mesh
+        returns_t = population_program_t(population, keys_t, hypers_t)  # [P, S]; members sharded over the mesh
     fitness = mean over tasks of (mean over seeds of returns_t) / |baseline_t|    # [P], higher is better
     es_state = tell(key_g, population, to_minimise(fitness), es_state)
 
@@ -250,7 +250,8 @@ class GenerationStep:
     def train_rows(self, task: Task, rows, keys) -> np.ndarray:
         """Run `task`'s population program on `rows` (device pytree, leaves [M, ...]) and host seed keys
         [M, S, 2]: returns [M, S] (host)."""
-        return dist.to_host(task.population_program(rows, dist.to_global(keys, self.mesh)))
+        hypers = dist.to_global(task.hypers(np.shape(keys)[0]), self.mesh)
+        return dist.to_host(task.population_program(rows, dist.to_global(keys, self.mesh), hypers))
 
     def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
                            ) -> PopulationFitness:

@@ -18,6 +18,7 @@ import numpy as np
 from metadisco.config import TrainConfig
 from metadisco.errors import UserError
 from metadisco.fitness import reduce_fitness
+from metadisco.hyper import hyper_of, stack, static_of
 from metadisco.meta import distributed as dist
 from metadisco.meta.config import TaskConfig
 from metadisco.objectives import Objective
@@ -33,8 +34,12 @@ class Task:
     cfg: TaskConfig
     timesteps: int
     train_config: TrainConfig
-    population_program: Any  # jitted (population [M], keys [M, S, 2]) -> fitness [M, S], replicated
+    population_program: Any  # jitted (population [M], keys [M, S, 2], hypers [M]) -> fitness [M, S], replicated
     steps_per_run: int
+
+    def hypers(self, rows: int):
+        """The task's hyperparameters (its train config's traced settings) for `rows` members: leaves [rows]."""
+        return stack([hyper_of(self.train_config)] * rows)
 
     @property
     def name(self) -> str:
@@ -42,22 +47,25 @@ class Task:
 
 
 def make_population_program(train, fitness_name: str, train_config: TrainConfig, mesh):
-    """(population [M], keys [M, S, 2]) -> fitness [M, S]: members split over the mesh (shard_map), each device
-    training its M / n members x S seeds with vmap; the result is gathered on every device."""
+    """(population [M], keys [M, S, 2], hypers [M]) -> fitness [M, S]: members split over the mesh (shard_map),
+    each device training its M / n members x S seeds with vmap; the result is gathered on every device. Each
+    member has its own hyperparameters (`train(key, meta, hyper)`), so the ES can evolve them too."""
 
-    def local(population, keys):  # this device's members
-        def run_fitness(key, meta):
-            return reduce_fitness(fitness_name, train(key, meta).metrics, train_config.final_window)
+    def local(population, keys, hypers):  # this device's members
+        def run_fitness(key, meta, hyper):
+            return reduce_fitness(fitness_name, train(key, meta, hyper).metrics, train_config.final_window)
 
-        return jax.vmap(lambda meta, k: jax.vmap(run_fitness, (0, None))(k, meta))(population, keys)
+        return jax.vmap(lambda meta, k, h: jax.vmap(run_fitness, (0, None, None))(k, meta, h))(
+            population, keys, hypers)
 
     spec = jax.sharding.PartitionSpec(dist.AXIS)
-    sharded = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec), out_specs=spec, check_vma=False)
+    sharded = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec, spec), out_specs=spec, check_vma=False)
     return jax.jit(sharded, out_shardings=dist.replicated(mesh))
 
 
-# (train config, env, objective, fitness, mesh) -> population program: runs in one process (tests, benchmarks, a resume)
-# reuse the traced and compiled program instead of building it again.
+# (static train config, env, objective, fitness, mesh) -> population program: runs in one process (tests,
+# benchmarks, a resume) reuse the traced and compiled program instead of building it again; configs that differ
+# only in traced settings share it.
 _PROGRAMS: dict = {}
 
 
@@ -76,9 +84,9 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
                 train_config = resolve_config(cfg.env, cfg.preset, cfg.train, timesteps)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
-            cache_key = (train_config, cfg.env, objective, fitness, mesh)
+            cache_key = (static_of(train_config), cfg.env, objective, fitness, mesh)
             if cache_key not in _PROGRAMS:
-                train = make_train(train_config, make_env(cfg.env), objective)
+                train = make_train(static_of(train_config), make_env(cfg.env), objective)
                 _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, mesh)
             steps = train_config.num_updates * train_config.batch_size
             lengths.append(Task(i, cfg, timesteps, train_config, _PROGRAMS[cache_key], steps))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import jax
@@ -257,11 +258,26 @@ def test_cli_generations_zero_writes_the_initial_objective(tmp_path, capsys):
     assert "unknown config key under strategy 'sigmaa'" in err and "is not empty; pass --resume" in err
 
 
+def _command_of(path) -> str:
+    """The command an experiment config is for, read off the usage line every config opens with."""
+    found = re.search(r"metadisco ([a-z-]+) experiments/" + re.escape(path.name), path.read_text())
+    assert found, f"{path.name} does not say which command runs it ('#   metadisco COMMAND experiments/...')"
+    return found.group(1)
+
+
 @pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_experiment_configs_are_valid(path):
-    from metadisco.meta.config import load_config
+    from metadisco.io import read_yaml
+    from metadisco.meta.config import from_plain, load_config
     from metadisco.objectives import Objective
+    from metadisco.pbt.config import PBTConfig
+    from metadisco.sweep import SweepConfig
 
+    command = _command_of(path)
+    if command in ("sweep", "pbt"):  # every value checked, the space against the trainer config
+        from_plain(SweepConfig if command == "sweep" else PBTConfig, read_yaml(path)).resolve()
+        return
+    assert command in ("meta-train", "probe")
     config = load_config(path)  # known keys, known env ids, held-out envs apart from the tasks
     assert config.held_out_envs and config.generations > 0
     objective = config.objective  # read into an Objective once, with the config

@@ -18,11 +18,10 @@ import time
 
 import pytest
 import yaml
+from processes import TIMEOUT, line_count
 from tiny_meta import fitness_columns, read_metrics, tiny
 
 from metadisco.meta.loop import meta_train
-
-TIMEOUT = 600
 
 
 def cli(config_path, out, *extra, env=None):
@@ -34,13 +33,6 @@ def finish(proc) -> str:
     _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0, err[-2000:]
     return err
-
-
-def _lines(path) -> int:
-    try:
-        return len(path.read_text().splitlines())
-    except FileNotFoundError:
-        return 0
 
 
 def test_sigkill_then_resume_is_byte_identical(tmp_path):
@@ -55,13 +47,13 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
     rng = random.Random(os.getpid())
     kill_after = rng.randint(1, 8)  # generations logged before the kill; then a random point inside the next one
     deadline = time.monotonic() + TIMEOUT
-    while _lines(run / "metrics.jsonl") < kill_after and proc.poll() is None and time.monotonic() < deadline:
+    while line_count(run / "metrics.jsonl") < kill_after and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     time.sleep(rng.uniform(0.0, 0.05))
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
-    assert _lines(run / "metrics.jsonl") < 24
+    assert line_count(run / "metrics.jsonl") < 24
 
     finish(cli(config_path, run, "--resume"))
     assert (run / "objective.msgpack").read_bytes() == (reference / "objective.msgpack").read_bytes()

@@ -4,6 +4,8 @@
                    population_curve.png (`plot RUN_DIR`)
     eval_curves    a held-out evaluation: learning curves per env and the aggregate figure (`evaluate`)
     objective      an objective's pieces beside PPO / DPO / L2 / Adam (`plot`)
+    sweep          a hyperparameter sweep: return against each setting, learning curves (`sweep`)
+    pbt            a PBT run: every agent's settings and returns, the best agent's line (`pbt`)
 
 matplotlib is imported by these modules only, so training and meta-training without figures never load it.
 """

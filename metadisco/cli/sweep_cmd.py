@@ -1,0 +1,44 @@
+"""metadisco sweep: a grid or random search over traced trainer settings in one compiled call; writes
+DIR/config.yaml (resolved), DIR/sweep.json (per point: settings, final returns, mean / IQM / 95% CI, curve; the
+best point), DIR/sweep.md (a table) and DIR/sweep.png."""
+
+from __future__ import annotations
+
+from metadisco.cli.common import add_set_option, output_dir, say
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="grid or random search over hyperparameters, vmapped in one compiled call")
+    p.add_argument("config", metavar="CONFIG.yaml", help="sweep config (see metadisco.sweep)")
+    add_set_option(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import yaml
+
+    from metadisco import devices
+    from metadisco.analysis.figures.sweep import plot_sweep
+    from metadisco.io import atomic_write_text, read_yaml, write_json
+    from metadisco.meta.config import from_plain, with_overrides
+    from metadisco.sweep import SweepConfig, render_markdown, run_sweep, summarise
+
+    cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), args.overrides, "sweep"))
+    config, _, points = cfg.resolve()  # every value checked before any work
+    out = output_dir(args.out)
+    used = devices.select(args.devices)
+    say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
+        f"{config.num_updates} updates of {config.batch_size} steps each, one compiled call over "
+        f"{min(len(used), len(points) * cfg.seeds)} device(s) (compiling first)")
+    summary = summarise(cfg, run_sweep(cfg, used))
+    atomic_write_text(out / "config.yaml", yaml.safe_dump(cfg.to_plain(), sort_keys=False))
+    write_json(out / "sweep.json", summary)
+    atomic_write_text(out / "sweep.md", render_markdown(summary))
+    plot_sweep(summary, out / "sweep.png")
+    best = summary["best"]
+    ci = f" [{best['ci95'][0]:.1f}, {best['ci95'][1]:.1f}]" if best["ci95"] else ""
+    say(f"best {', '.join(f'{k}={v:.4g}' for k, v in best['hyper'].items())}: IQM {best['iqm']:.1f}{ci}; "
+        f"{summary['steps_per_second']:,.0f} env steps/s in {summary['seconds']:.1f}s; wrote {out}/sweep.json, "
+        "sweep.md, sweep.png")
+    return 0
