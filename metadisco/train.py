@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from metadisco.config import TrainConfig
 from metadisco.envs import make_vec_env
@@ -24,6 +23,7 @@ from metadisco.gae import gae
 from metadisco.networks import make_network
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs, OptimizerInputs, ValueLossInputs
+from metadisco.sgd import minibatch_epochs
 
 
 class Metrics(NamedTuple):
@@ -152,26 +152,12 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
             batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
             progress = Progress(update_index.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
 
-            def epoch(carry, _):
-                params, opt_state, key = carry
-                key, perm_key = jax.random.split(key)
-                perm = jax.random.permutation(perm_key, config.batch_size)
-                minibatches = jax.tree.map(
-                    lambda x: x[perm].reshape((config.num_minibatches, config.minibatch_size) + x.shape[1:]),
-                    batch)
-
-                def minibatch_step(carry, minibatch):
-                    params, opt_state = carry
-                    grads, aux = jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, progress)
-                    updates, opt_state = optimizer.update(grads, opt_state, params)
-                    return (optax.apply_updates(params, updates), opt_state), aux
-
-                (params, opt_state), aux = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
-                return (params, opt_state, key), aux
+            def grad_fn(params, minibatch):
+                return jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, progress)
 
             key, epoch_key = jax.random.split(runner.key)
-            (params, opt_state, _), aux = jax.lax.scan(
-                epoch, (runner.params, runner.opt_state, epoch_key), None, config.update_epochs)
+            params, opt_state, aux = minibatch_epochs(runner.params, runner.opt_state, epoch_key, batch, grad_fn,
+                                                      optimizer, config.update_epochs, config.num_minibatches)
             count = jnp.sum(counts)
             metrics = Metrics(
                 jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),

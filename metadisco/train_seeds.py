@@ -9,6 +9,7 @@ from run to run; on another device count they agree statistically, not bitwise.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,11 +17,12 @@ import jax
 import numpy as np
 
 from metadisco import compile_cache, parallel
-from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset
+from metadisco.algorithms import make_trainer
+from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset, parse_overrides
 from metadisco.envs import check_env_id, make_env
 from metadisco.fitness import reduce_fitness
 from metadisco.objectives import Objective
-from metadisco.train import Metrics, make_train
+from metadisco.train import Metrics
 
 
 def seed_keys(num_seeds: int, seed: int = 0) -> jax.Array:
@@ -28,15 +30,21 @@ def seed_keys(num_seeds: int, seed: int = 0) -> jax.Array:
     return jax.random.split(jax.random.PRNGKey(seed), num_seeds)
 
 
-def resolve_config(env_id: str, preset: str | None = None, overrides=(), timesteps: int | None = None
-                   ) -> TrainConfig:
-    """The preset (named, or chosen from the env id), with `timesteps` and overrides ('key=value' strings or a
-    mapping of typed values, `metadisco.config.apply_overrides`), validated."""
+def resolve_config(env_id: str, preset: str | None = None, overrides=(), timesteps: int | None = None,
+                   algorithm: str | None = None) -> TrainConfig:
+    """The preset (named, or chosen from the env id and the algorithm), with `timesteps` and overrides ('key=value'
+    strings or a mapping of typed values, `metadisco.config.apply_overrides`), validated.
+
+    The algorithm is the overrides' `algorithm`, else `algorithm` (the objective's, `Objective.algorithm`), else
+    ppo; with no preset named, the env family's preset for that algorithm is the base, so `algorithm=pqn` gives
+    PQN's published settings, not PPO's numbers under PQN."""
     check_env_id(env_id)
-    config = get_preset(preset or default_preset_name(env_id))
+    changes = parse_overrides(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
+    algorithm = changes.get("algorithm", algorithm or "ppo")
+    config = get_preset(preset or default_preset_name(env_id, algorithm))
     if timesteps is not None:
         config = replace(config, total_timesteps=timesteps)
-    return apply_overrides(config, overrides).validate()
+    return apply_overrides(config, changes).validate()
 
 
 @dataclass
@@ -61,7 +69,7 @@ def seeds_program(env_id: str, objective: Objective, meta_params: Any, config: T
     over `devices` (default: every device of this process; at most one per seed) and padded to a multiple of
     their count, each device vmapping its share. `fn(*args)` gives [padded seeds, num_updates] leaves."""
     devices = parallel.devices_for(num_seeds, jax.local_devices() if devices is None else devices)
-    train = make_train(config, make_env(env_id), objective)
+    train = make_trainer(config, make_env(env_id), objective)
     keys = np.asarray(seed_keys(num_seeds, seed))
     in_axes = (0, None)  # a key per seed; the meta-parameters shared, as vmap(in_axes=(0, None)) on one device
     args = parallel.place((keys, meta_params), devices, in_axes)

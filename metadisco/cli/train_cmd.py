@@ -11,7 +11,8 @@ def add_parser(sub, name):
     p = sub.add_parser(name, help="train N seeds of the inner trainer with one objective")
     p.add_argument("--env", required=True, help="env id (see `metadisco envs`)")
     p.add_argument("--objective", default="ppo",
-                   help="built-in name (ppo, dpo), objective file, or meta-training run directory")
+                   help="built-in name (ppo, dpo, pqn), objective file, or meta-training run directory; a TD "
+                        "objective (pqn's) trains with algorithm pqn")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=1)
     p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: the preset's)")
@@ -31,9 +32,9 @@ def run(args) -> int:
     from metadisco.objectives.resolve import resolve_objective
     from metadisco.train_seeds import resolve_config, train_seeds
 
-    config = resolve_config(args.env, args.preset, args.overrides, args.timesteps)
-    check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     objective, meta = resolve_objective(args.objective)
+    config = resolve_config(args.env, args.preset, args.overrides, args.timesteps, objective.algorithm)
+    check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     used = devices.select(args.devices)
     out = output_dir(args.out)  # before training: a run never ends by failing to write
     say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
@@ -45,6 +46,7 @@ def run(args) -> int:
         "env": args.env,
         "objective": args.objective,
         "objective_spec": objective.to_spec(),
+        "algorithm": config.algorithm,
         "seeds": args.seeds,
         "seed": args.seed,
         "timesteps": config.num_updates * config.batch_size,

@@ -20,11 +20,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from metadisco import parallel
+from metadisco.algorithms import make_trainer
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.evaluate.methods import Method
 from metadisco.fitness import diverged, reduce_fitness
-from metadisco.train import Metrics, make_train
+from metadisco.train import Metrics
 from metadisco.train_seeds import seed_keys
 
 
@@ -53,7 +54,7 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 @functools.lru_cache(maxsize=16)
 def _compiled(config: TrainConfig, env, objective, devices: tuple):
     """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`."""
-    train = make_train(config, env, objective)
+    train = make_trainer(config, env, objective)
     return parallel.shard_runs(lambda key, meta: train(key, meta).metrics, devices, (0, 0))
 
 
