@@ -1,4 +1,5 @@
-"""rejax's PPO (pip package `rejax`, the optional `[bench]` extra) at metadisco's settings, for `bench --peers`.
+"""rejax's PPO and PQN (pip package `rejax`, the optional `[bench]` extra) at metadisco's settings, for
+`bench --peers`.
 
 Same env (gymnax), env count, rollout length, epochs, minibatches, network (tanh 64x64 actor and critic),
 learning rate, gradient clip, discount, GAE lambda, clip and loss coefficients as a `TrainConfig`. What differs
@@ -88,3 +89,40 @@ def rejax_population(env_id: str, config: TrainConfig) -> Callable:
         return jax.vmap(lambda k: (lambda s: (s.actor_ts.params, s.critic_ts.params))(variant.train(k)[0]))(keys)
 
     return jax.vmap(member)
+
+
+def rejax_pqn(env_id: str, config: TrainConfig):
+    """A rejax PQN object with a PQN `config`'s settings (evaluation off): env count, rollout length, epochs,
+    minibatches, learning rate, discount, lambda, the epsilon schedule and the hidden sizes (a LayerNorm ReLU MLP
+    in both). rejax's own design differs: Adam (PQN's code uses RAdam), no learning-rate decay, elementwise
+    gradient clipping (optax.clip) where PQN clips the global norm, no reward scaling, and no truncation
+    bootstrap (gymnax's done merges both)."""
+    try:
+        from rejax import PQN
+    except ImportError:
+        raise UserError("bench --peers needs rejax: pip install -e '.[bench]'") from None
+    import gymnax
+
+    env, params = gymnax.make(env_id)
+    steps = config.num_updates * config.batch_size
+    algo = PQN.create(
+        env=FiveValueStep(env), env_params=params, total_timesteps=steps, eval_freq=steps,
+        skip_initial_evaluation=True, num_envs=config.num_envs, num_steps=config.num_steps,
+        num_epochs=config.update_epochs, num_minibatches=config.num_minibatches, learning_rate=config.lr,
+        max_grad_norm=config.max_grad_norm, gamma=config.gamma, td_lambda=config.gae_lambda,
+        eps_start=config.eps_start, eps_end=config.eps_finish, exploration_fraction=config.eps_decay,
+    )
+    # rejax's create_agent fixes hidden_layer_sizes=(64, 64); the module is rebuilt at PQN's sizes.
+    agent = algo.agent.clone(hidden_layer_sizes=tuple(config.hidden_sizes))
+    return algo.replace(agent=agent, eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+
+
+def rejax_pqn_train(env_id: str, config: TrainConfig) -> Callable:
+    """key -> final Q-network parameters of one rejax PQN run."""
+    algo = rejax_pqn(env_id, config)
+
+    def train(key):
+        state, _ = algo.train(key)
+        return state.q_ts.params
+
+    return train

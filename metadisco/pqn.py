@@ -29,6 +29,7 @@ import optax
 
 from metadisco.config import TrainConfig
 from metadisco.envs import make_vec_env
+from metadisco.episodes import step_sums, update_metrics
 from metadisco.networks import make_q_network
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import OptimizerInputs, TraceInputs, ValueLossInputs
@@ -110,13 +111,10 @@ def make_pqn_train(config: TrainConfig, env, objective: Objective) -> Callable[[
                 greedy = jnp.argmax(q, axis=-1).astype(jnp.int32)
                 action = jnp.where(explore, random_action, greedy)
                 env_state, out = vec_env.step(keys, env_state, action)
-                done = jnp.logical_or(out.terminated, out.truncated)
                 q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
                 transition = Transition(obs, action, q_taken, action == greedy, out.reward, out.terminated,
                                         out.truncated, out.final_obs)
-                episode = (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done),
-                           jnp.sum(out.truncated))
-                return (env_state, out.obs), (transition, episode)
+                return (env_state, out.obs), (transition, step_sums(out))
 
             (env_state, obs), (transitions, episodes) = jax.lax.scan(
                 env_step, (runner.env_state, runner.obs), (explore, random_actions, step_keys),
@@ -126,7 +124,7 @@ def make_pqn_train(config: TrainConfig, env, objective: Objective) -> Callable[[
         def update(runner: RunnerState, update_index):
             progress = Progress(update_index.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
             eps = epsilon(update_index)
-            runner, rollout, (return_sums, counts, truncations) = collect(runner, eps)
+            runner, rollout, episodes = collect(runner, eps)
             next_max_q = jnp.max(network.apply(runner.params, rollout.final_obs), axis=-1)
             # Whether the action after step t was greedy (the rollout's last step has no successor here: 1).
             greedy = rollout.greedy.astype(jnp.float32)
@@ -145,12 +143,9 @@ def make_pqn_train(config: TrainConfig, env, objective: Objective) -> Callable[[
             key, epoch_key = jax.random.split(runner.key)
             params, opt_state, losses = minibatch_epochs(runner.params, runner.opt_state, epoch_key, batch, grad_fn,
                                                          optimizer, config.update_epochs, config.num_minibatches)
-            count = jnp.sum(counts)
             zero = jnp.float32(0.0)
             metrics = Metrics(
-                jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),
-                count,
-                jnp.sum(truncations),
+                **update_metrics(episodes),
                 actor_loss=zero,
                 value_loss=jnp.mean(losses),
                 entropy=epsilon_greedy_entropy(eps, num_actions),

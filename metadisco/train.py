@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from metadisco.config import TrainConfig
 from metadisco.envs import make_vec_env
+from metadisco.episodes import step_sums, update_metrics
 from metadisco.gae import gae
 from metadisco.networks import make_network
 from metadisco.objectives import Objective, Progress
@@ -31,6 +32,8 @@ class Metrics(NamedTuple):
 
     episode_return: mean undiscounted return of the episodes that finished during the update (NaN if none).
     episode_count:  how many episodes finished during the update.
+    achievements:   [num_updates, num_achievements] fraction of those episodes that unlocked each achievement,
+                    for envs that report them (Craftax); None otherwise (`metadisco.episodes`).
     """
 
     episode_return: jax.Array
@@ -41,6 +44,7 @@ class Metrics(NamedTuple):
     entropy: jax.Array
     approx_kl: jax.Array
     drift_active: jax.Array  # fraction of samples where the drift is > 0
+    achievements: jax.Array | None = None
 
 
 class TrainResult(NamedTuple):
@@ -132,19 +136,16 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
                 policy, value = network.apply(runner.params, obs)
                 action = policy.sample_from_noise(step_noise)
                 env_state, out = vec_env.step(keys, env_state, action)
-                done = jnp.logical_or(out.terminated, out.truncated)
                 transition = Rollout(obs, action, policy.log_prob(action), value, out.reward,
                                      out.terminated, out.truncated, out.final_obs)
-                episode = (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done),
-                           jnp.sum(out.truncated))
-                return (env_state, out.obs), (transition, episode)
+                return (env_state, out.obs), (transition, step_sums(out))
 
             (env_state, obs), (transitions, episodes) = jax.lax.scan(
                 env_step, (runner.env_state, runner.obs), (noise, step_keys), unroll=config.rollout_unroll)
             return runner._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(runner: RunnerState, update_index):
-            runner, rollout, (return_sums, counts, truncations) = collect(runner)
+            runner, rollout, episodes = collect(runner)
             next_values = network.apply(runner.params, rollout.final_obs, method=network.value)
             advantages, targets = gae(rollout.reward, rollout.value, next_values, rollout.terminated,
                                       rollout.truncated, config.gamma, config.gae_lambda)
@@ -158,13 +159,9 @@ def make_train(config: TrainConfig, env, objective: Objective) -> Callable[[jax.
             key, epoch_key = jax.random.split(runner.key)
             params, opt_state, aux = minibatch_epochs(runner.params, runner.opt_state, epoch_key, batch, grad_fn,
                                                       optimizer, config.update_epochs, config.num_minibatches)
-            count = jnp.sum(counts)
-            metrics = Metrics(
-                jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),
-                count,
-                jnp.sum(truncations),
-                *(jnp.mean(a) for a in aux),
-            )
+            actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux)
+            metrics = Metrics(actor_loss=actor_loss, value_loss=value_loss, entropy=entropy, approx_kl=approx_kl,
+                              drift_active=drift_active, **update_metrics(episodes))
             return runner._replace(params=params, opt_state=opt_state, key=key), metrics
 
         runner, metrics = jax.lax.scan(update, runner, jnp.arange(num_updates))

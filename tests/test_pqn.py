@@ -50,7 +50,7 @@ def assert_identical(a, b):
 def test_same_key_same_result_metric_shapes_and_finite_losses(pqn_run):
     assert_identical(pqn_run, run(PQN))
     m = pqn_run.metrics
-    for leaf in m:
+    for leaf in jax.tree.leaves(m):
         assert leaf.shape == (TINY.num_updates,)
     assert np.isfinite(m.value_loss).all() and (m.value_loss > 0).all()
     assert (m.actor_loss == 0).all() and (m.approx_kl == 0).all()  # no actor

@@ -19,7 +19,8 @@ TD_CONFIG = {
     "eval_every": 100,
     "held_out_envs": ["Acrobot-v1"],
 }
-SETS = [arg for k, v in TRAIN.items() for arg in ("--set", f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}")]
+SETS = [arg for k, v in TRAIN.items()
+        for arg in ("--set", f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}")]
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ def add_parser(sub, name):
 def run(args) -> int:
     from metadisco import devices
     from metadisco.config import config_to_dict
+    from metadisco.envs import make_env
     from metadisco.io import write_json
     from metadisco.limits import check_trainer_fits
     from metadisco.objectives.resolve import resolve_objective
@@ -64,6 +65,16 @@ def run(args) -> int:
         "config": config_to_dict(config),
         "return_curve": curve,  # per update, mean over seeds of finished-episode returns
     }
+    if result.metrics.achievements is not None:  # Craftax: the fraction of episodes unlocking each achievement
+        names = getattr(make_env(args.env), "achievement_names", None)
+        window = max(1, round(config.final_window * config.num_updates))
+        rates = np.asarray(result.metrics.achievements)[:, -window:]  # [seeds, updates, achievements]
+        counts = np.asarray(result.metrics.episode_count)[:, -window:, None]
+        unlocked = np.sum(np.where(counts > 0, rates * counts, 0.0), axis=(0, 1))
+        pooled = unlocked / np.sum(counts) if np.sum(counts) else np.full(rates.shape[-1], None)
+        summary["achievements"] = {  # over the episodes that ended in the final window, every seed pooled
+            "episodes": int(np.sum(counts)), **dict(zip(names or map(str, range(len(pooled))), pooled.tolist(),
+                                                        strict=True))}
     write_json(out / "summary.json", summary)
     finite = result.final_return[np.isfinite(result.final_return)]
     mean = f"{finite.mean():.1f}" if finite.size else "n/a"
