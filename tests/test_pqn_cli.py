@@ -76,3 +76,9 @@ def test_train_the_builtin_pqn(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["algorithm"] == "pqn" and summary["config"]["eps_finish"] == 0.2  # the pqn_classic preset
     assert summary["objective_spec"]["trace"] == {"kind": "peng"}
+
+
+def test_distil_refuses_a_td_objective(tmp_path, capsys):
+    assert main(["distil", "pqn", "--method", "parametric", "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no drift to distil" in err

@@ -28,6 +28,7 @@ def run(args) -> int:
     from metadisco import devices
     from metadisco.config import config_to_dict
     from metadisco.envs import make_env
+    from metadisco.fitness import diverged
     from metadisco.io import write_json
     from metadisco.limits import check_trainer_fits
     from metadisco.objectives.resolve import resolve_objective
@@ -54,7 +55,8 @@ def run(args) -> int:
         "final_return": result.final_return,
         "final_return_mean": float(np.nanmean(result.final_return)) if np.isfinite(result.final_return).any()
         else None,
-        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),
+        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),  # or no episode ended in the window
+        "losses_finite": (~np.asarray(diverged(result.metrics))).tolist(),  # per seed: no loss went non-finite
         "steps_per_second": result.steps_per_second,
         "compile_seconds": result.compile_seconds,
         "compile_cached": result.compile_cached,
