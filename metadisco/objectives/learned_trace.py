@@ -17,36 +17,21 @@ from dataclasses import dataclass
 
 import jax.numpy as jnp
 
-from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, start_mlp, zero_mlp
+from metadisco.objectives.mlp import ResidualMLP
 from metadisco.objectives.registry import TRACES, Piece, Progress, TraceInputs
 from metadisco.objectives.trace import peng_trace
 
 
 @TRACES.register("learned")
 @dataclass(frozen=True)
-class LearnedTrace(Piece):
+class LearnedTrace(ResidualMLP, Piece):
     """Peng's lambda plus a learned network of (next action greedy, and optionally training progress)."""
 
     hidden: tuple[int, ...] = (16, 16)
     progress: bool = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "hidden", check_hidden_sizes(self.hidden, "trace 'learned'"))
-
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        return (2 if self.progress else 1, *self.hidden, 1)
-
-    def zero_meta(self) -> dict:
-        return zero_mlp(self.sizes)
-
-    def start_meta(self, key, scale: float) -> dict:
-        return start_mlp(self.sizes, key, scale)
+    label = "trace 'learned'"
 
     def __call__(self, meta, inputs: TraceInputs, progress: Progress):
         greedy = inputs.greedy_next
-        features = [greedy]
-        if self.progress:
-            features.append(jnp.broadcast_to(jnp.asarray(progress.fraction, greedy.dtype), greedy.shape))
-        residual = apply_mlp(meta, jnp.stack(features, axis=-1))[..., 0]
+        residual = self.residual(meta, [greedy], progress.fraction)
         return jnp.clip(peng_trace(inputs.lam, greedy) + residual, 0.0, 1.0)
