@@ -17,6 +17,10 @@ Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tan
 
 Secondary: env-only steps/s (the env with random actions, the same wrappers and env count, one seed).
 
+PQN: pqn_seeds_1 / pqn_seeds_16, metadisco's PQN (`algorithm: pqn`, the `pqn_classic` preset: 32 envs x 64 steps,
+4 epochs x 16 minibatches, 2 x 256 LayerNorm ReLU) against rejax's PQN at the same settings (`peers.rejax_pqn`
+lists what rejax does its own way), as the PPO seeds figures are measured.
+
 Every figure alternates metadisco and rejax `repeats` times, each compiled once beforehand, and keeps every
 sample; `ratio` is metadisco's median over rejax's (> 1: metadisco is faster; for compile, < 1 is faster).
 On a shared machine, load moves absolute figures by tens of percent; alternating in one process makes the
@@ -93,14 +97,15 @@ def _alternate(ours, theirs, steps: int, repeats: int) -> dict:
             "cores_busy": {k: statistics.median(v) for k, v in busy.items()}, "load": load}
 
 
-def seeds_figure(num_seeds: int, timesteps: int, repeats: int) -> dict:
-    config = resolve_config(ENV, timesteps=timesteps)
-    ppo = BUILTIN_OBJECTIVES["ppo"]
-    fn, args, devices = seeds_program(ENV, ppo, ppo.zero_meta(), config, num_seeds)
+def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = "ppo") -> dict:
+    """`num_seeds` seeds of `algorithm` (ppo: the classic preset; pqn: pqn_classic) in metadisco and rejax."""
+    config = resolve_config(ENV, timesteps=timesteps, algorithm=algorithm)
+    objective = BUILTIN_OBJECTIVES[algorithm]
+    fn, args, devices = seeds_program(ENV, objective, objective.zero_meta(), config, num_seeds)
     ours, _ = _compile(fn, *args)
     keys = seed_keys(num_seeds)
-    rejax_fn = jax.jit(jax.vmap(peers.rejax_train(ENV, config))) if num_seeds > 1 \
-        else jax.jit(peers.rejax_train(ENV, config))
+    rejax_train = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}[algorithm](ENV, config)
+    rejax_fn = jax.jit(jax.vmap(rejax_train)) if num_seeds > 1 else jax.jit(rejax_train)
     rejax_args = (keys,) if num_seeds > 1 else (keys[0],)
     theirs, _ = _compile(rejax_fn, *rejax_args)
     steps = num_seeds * config.num_updates * config.batch_size
@@ -171,10 +176,14 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
     out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
     say("peers: env only")
     out["env_only_seeds_1"] = env_only_figure(timesteps, repeats)
+    say(f"peers: PQN, 1 and 16 seeds x {timesteps} steps (pqn_classic: 32 envs x 64 steps, 2 x 256 LayerNorm)")
+    out["pqn_seeds_1"] = seeds_figure(1, timesteps, repeats, "pqn")
+    out["pqn_seeds_16"] = seeds_figure(16, timesteps, repeats, "pqn")
     out["load_after"] = _load()
     out["headline"] = {
         "seeds_1_ratio": out["seeds_1"]["ratio"], "seeds_16_ratio": out["seeds_16"]["ratio"],
         "population_ratio": out["population"]["ratio"], "compile_ratio": out["compile"]["ratio"],
+        "pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"], "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"],
         "targets": {"seeds_1_ratio": ">= 1.0", "seeds_16_ratio": ">= 1.5", "population_ratio": ">= 1.5",
                     "compile_ratio": "<= 1.2"},
     }

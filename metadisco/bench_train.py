@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
+from metadisco.algorithms import make_trainer
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.train import make_train
 from metadisco.train_seeds import resolve_config, seed_keys, seeds_program
 
 
@@ -139,7 +139,7 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
             leaves, treedef = jax.tree.flatten(objective.zero_meta())
             meta = jax.tree.unflatten(treedef, [0.01 * jax.random.normal(jax.random.PRNGKey(i), x.shape)
                                                 for i, x in enumerate(leaves)])
-            train = make_train(config, env, objective)
+            train = make_trainer(config, env, objective).train
             trainer = jax.vmap(lambda k, m, train=train: train(k, m).metrics.episode_return, in_axes=(0, None))
             compile_s, run_s = _timed(trainer, keys, meta)
             figures[name] = {"steps_per_second": n * steps / run_s, "compile_seconds": compile_s}

@@ -1,7 +1,9 @@
-"""Actor-critic networks: separate MLP towers for the policy and the value (PureJaxRL's layout).
+"""Agent networks: the actor-critic of PPO (separate MLP towers for the policy and the value, PureJaxRL's layout)
+and the Q-network of PQN (an MLP with LayerNorm before every activation).
 
 Discrete actions get categorical logits; continuous actions a Gaussian mean with a state-independent log-std
-parameter. Orthogonal initialisation with gains sqrt(2) (hidden), 0.01 (policy head) and 1 (value head).
+parameter. Orthogonal initialisation with gains sqrt(2) (hidden), 0.01 (policy head) and 1 (value head). The
+Q-network keeps flax's default initialisation, as PQN's own code (mttga/purejaxql) does.
 """
 
 from __future__ import annotations
@@ -134,3 +136,30 @@ class ActorCritic(nn.Module):
 
 def make_network(spec: EnvSpec, hidden_sizes: tuple[int, ...], activation: str) -> ActorCritic:
     return ActorCritic(spec.action_size, spec.discrete, tuple(hidden_sizes), activation)
+
+
+class QNetwork(nn.Module):
+    """obs [..., obs_dim] -> Q-values [..., num_actions]: Dense -> LayerNorm -> activation per hidden layer, then a
+    linear head (PQN, Gallici, Fellows et al. 2025: LayerNorm is what keeps TD without a target network stable)."""
+
+    num_actions: int
+    hidden_sizes: tuple[int, ...] = (256, 256)
+    activation: str = "relu"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        def hidden(size):
+            dense, norm = nn.Dense(size), nn.LayerNorm()
+            return lambda x: norm(dense(x))
+
+        layers = [hidden(s) for s in self.hidden_sizes] + [nn.Dense(self.num_actions)]
+        return mlp(layers, obs, _ACTIVATIONS[self.activation])
+
+
+def make_q_network(spec: EnvSpec, hidden_sizes: tuple[int, ...], activation: str) -> QNetwork:
+    if not spec.discrete:
+        from metadisco.errors import UserError
+
+        raise UserError(f"{spec.env_id} has continuous actions ({spec.describe_actions()}); algorithm pqn needs "
+                        "discrete actions (use algorithm ppo)")
+    return QNetwork(spec.action_size, tuple(hidden_sizes), activation)

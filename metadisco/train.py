@@ -9,7 +9,8 @@
 the config's own values, baked into the program as constants); the config's other fields fix the program. The
 trainer is also steppable (`make_trainer`): `init(key, meta, hyper) -> TrainState`, `step(state, k) -> (state,
 metrics of k updates)`, and `train` is exactly `step(init(...), num_updates)`, so a caller can pause, inspect,
-copy and resume agents (PBT).
+copy and resume agents (PBT). `make_trainer` / `make_train` dispatch on `config.algorithm`
+(`metadisco.algorithms`, PQN in `metadisco.pqn`); PPO's own builder here is `make_ppo_trainer`.
 
 The actor loss is mirror learning's -(r A - drift(r, A)); the drift, value loss and optimiser come from the
 objective and see the meta-parameters, so the same compiled function serves every member of a population.
@@ -22,15 +23,16 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from metadisco.config import Hyper, TrainConfig
 from metadisco.envs import make_vec_env
+from metadisco.episodes import step_sums, update_metrics
 from metadisco.gae import gae
 from metadisco.hyper import hyper_of, is_static, static_of
 from metadisco.networks import make_network
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs, OptimizerInputs, ValueLossInputs
+from metadisco.sgd import minibatch_epochs
 
 
 class Metrics(NamedTuple):
@@ -38,6 +40,8 @@ class Metrics(NamedTuple):
 
     episode_return: mean undiscounted return of the episodes that finished during the update (NaN if none).
     episode_count:  how many episodes finished during the update.
+    achievements:   [num_updates, num_achievements] fraction of those episodes that unlocked each achievement,
+                    for envs that report them (Craftax); None otherwise (`metadisco.episodes`).
     """
 
     episode_return: jax.Array
@@ -48,6 +52,7 @@ class Metrics(NamedTuple):
     entropy: jax.Array
     approx_kl: jax.Array
     drift_active: jax.Array  # fraction of samples where the drift is > 0
+    achievements: jax.Array | None = None
 
 
 class TrainResult(NamedTuple):
@@ -103,13 +108,32 @@ class Trainer(NamedTuple):
 
 
 def make_train(config: TrainConfig, env, objective: Objective) -> Callable[..., TrainResult]:
-    """Build `train(key, meta_params, hyper=None) -> TrainResult` for one agent; jit / vmap it as needed."""
+    """Build `train(key, meta_params, hyper=None) -> TrainResult` of `config.algorithm` for one agent; jit / vmap
+    it as needed. Shorthand for `metadisco.algorithms.make_trainer(...).train`."""
     return make_trainer(config, env, objective).train
 
 
 def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
-    """Build the steppable trainer of `config` (a full config, or a static one: `metadisco.hyper.static_of`,
-    whose functions then need `hyper`). Only the static fields shape the program."""
+    """The steppable trainer of `config.algorithm`: the one entry point, `metadisco.algorithms.make_trainer`
+    (re-exported here; PPO's own builder is `make_ppo_trainer`)."""
+    from metadisco.algorithms import make_trainer as dispatch
+
+    return dispatch(config, env, objective)
+
+
+def resolve_hyper(hyper, defaults: Hyper | None) -> Hyper:
+    """`hyper` as a `Hyper` of float32 arrays, or the config's own values (`defaults`) when it is None."""
+    if hyper is None:
+        if defaults is None:
+            raise ValueError("this trainer was built from a static config: pass hyper")
+        return defaults
+    return Hyper(*(jnp.asarray(h, jnp.float32) for h in hyper))
+
+
+def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
+    """Build PPO / mirror learning's steppable trainer of `config` (a full config, or a static one:
+    `metadisco.hyper.static_of`, whose functions then need `hyper`). Only the static fields shape the program.
+    Callers go through `metadisco.algorithms.make_trainer`, which checks the objective fits the algorithm."""
     config.validate()
     defaults = None if is_static(config) else hyper_of(config)
     config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
@@ -148,15 +172,8 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         aux = (actor_loss, value_loss, entropy, approx_kl, jnp.mean(drift > 0))
         return total, aux
 
-    def resolve(hyper):
-        if hyper is None:
-            if defaults is None:
-                raise ValueError("this trainer was built from a static config: pass hyper")
-            return defaults
-        return Hyper(*(jnp.asarray(h, jnp.float32) for h in hyper))
-
     def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        hyper = resolve(hyper)
+        hyper = resolve_hyper(hyper, defaults)
         key, init_key, reset_key = jax.random.split(key, 3)
         obs, env_state = vec_env(hyper).reset(reset_key)
         params = network.init(init_key, obs[:1])
@@ -185,19 +202,16 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
                 policy, value = network.apply(state.params, obs)
                 action = policy.sample_from_noise(step_noise)
                 env_state, out = envs.step(keys, env_state, action)
-                done = jnp.logical_or(out.terminated, out.truncated)
                 transition = Rollout(obs, action, policy.log_prob(action), value, out.reward,
                                      out.terminated, out.truncated, out.final_obs)
-                episode = (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done),
-                           jnp.sum(out.truncated))
-                return (env_state, out.obs), (transition, episode)
+                return (env_state, out.obs), (transition, step_sums(out))
 
             (env_state, obs), (transitions, episodes) = jax.lax.scan(
                 env_step, (state.env_state, state.obs), (noise, step_keys), unroll=config.rollout_unroll)
             return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(state: TrainState, _):
-            state, rollout, (return_sums, counts, truncations) = collect(state)
+            state, rollout, episodes = collect(state)
             next_values = network.apply(state.params, rollout.final_obs, method=network.value)
             advantages, targets = gae(rollout.reward, rollout.value, next_values, rollout.terminated,
                                       rollout.truncated, hyper.gamma, hyper.gae_lambda)
@@ -205,33 +219,15 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
             batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
             progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
 
-            def epoch(carry, _):
-                params, opt_state, key = carry
-                key, perm_key = jax.random.split(key)
-                perm = jax.random.permutation(perm_key, config.batch_size)
-                minibatches = jax.tree.map(
-                    lambda x: x[perm].reshape((config.num_minibatches, config.minibatch_size) + x.shape[1:]),
-                    batch)
-
-                def minibatch_step(carry, minibatch):
-                    params, opt_state = carry
-                    grads, aux = jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, hyper, progress)
-                    updates, opt_state = optimizer.update(grads, opt_state, params)
-                    return (optax.apply_updates(params, updates), opt_state), aux
-
-                (params, opt_state), aux = jax.lax.scan(minibatch_step, (params, opt_state), minibatches)
-                return (params, opt_state, key), aux
+            def grad_fn(params, minibatch):
+                return jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, hyper, progress)
 
             key, epoch_key = jax.random.split(state.key)
-            (params, opt_state, _), aux = jax.lax.scan(
-                epoch, (state.params, state.opt_state, epoch_key), None, config.update_epochs)
-            count = jnp.sum(counts)
-            metrics = Metrics(
-                jnp.where(count > 0, jnp.sum(return_sums) / jnp.maximum(count, 1), jnp.nan),
-                count,
-                jnp.sum(truncations),
-                *(jnp.mean(a) for a in aux),
-            )
+            params, opt_state, aux = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
+                                                      optimizer, config.update_epochs, config.num_minibatches)
+            actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux)
+            metrics = Metrics(actor_loss=actor_loss, value_loss=value_loss, entropy=entropy, approx_kl=approx_kl,
+                              drift_active=drift_active, **update_metrics(episodes))
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
         return jax.lax.scan(update, state, None, num_steps)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,12 +18,13 @@ import jax
 import numpy as np
 
 from metadisco import compile_cache, parallel
-from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset
+from metadisco.algorithms import make_trainer
+from metadisco.config import TrainConfig, apply_overrides, default_preset_name, get_preset, parse_overrides
 from metadisco.envs import check_env_id, make_env
 from metadisco.fitness import reduce_fitness
 from metadisco.hyper import hyper_of, static_of
 from metadisco.objectives import Objective
-from metadisco.train import Metrics, make_train
+from metadisco.train import Metrics
 
 
 def seed_keys(num_seeds: int, seed: int = 0) -> jax.Array:
@@ -30,15 +32,21 @@ def seed_keys(num_seeds: int, seed: int = 0) -> jax.Array:
     return jax.random.split(jax.random.PRNGKey(seed), num_seeds)
 
 
-def resolve_config(env_id: str, preset: str | None = None, overrides=(), timesteps: int | None = None
-                   ) -> TrainConfig:
-    """The preset (named, or chosen from the env id), with `timesteps` and overrides ('key=value' strings or a
-    mapping of typed values, `metadisco.config.apply_overrides`), validated."""
+def resolve_config(env_id: str, preset: str | None = None, overrides=(), timesteps: int | None = None,
+                   algorithm: str | None = None) -> TrainConfig:
+    """The preset (named, or chosen from the env id and the algorithm), with `timesteps` and overrides ('key=value'
+    strings or a mapping of typed values, `metadisco.config.apply_overrides`), validated.
+
+    The algorithm is the overrides' `algorithm`, else `algorithm` (the objective's, `Objective.algorithm`), else
+    ppo; with no preset named, the env family's preset for that algorithm is the base, so `algorithm=pqn` gives
+    PQN's published settings, not PPO's numbers under PQN."""
     check_env_id(env_id)
-    config = get_preset(preset or default_preset_name(env_id))
+    changes = parse_overrides(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
+    algorithm = changes.get("algorithm", algorithm or "ppo")
+    config = get_preset(preset or default_preset_name(env_id, algorithm))
     if timesteps is not None:
         config = replace(config, total_timesteps=timesteps)
-    return apply_overrides(config, overrides).validate()
+    return apply_overrides(config, changes).validate()
 
 
 @dataclass
@@ -66,7 +74,7 @@ def runs_program(static: TrainConfig, env_id: str, objective: Objective, devices
     """The metrics of runs `(key, meta, hyper)` over a leading run axis split over `devices`, with `in_axes`
     saying which arguments are per run (0) or shared (None); one program per static config (`static_of`),
     whatever the hyperparameters: a sweep passes a hyper per run, (0, None, 0)."""
-    train = make_train(static, make_env(env_id), objective)
+    train = make_trainer(static, make_env(env_id), objective).train
     return parallel.shard_runs(lambda k, m, h: train(k, m, h).metrics, devices, in_axes)
 
 

@@ -56,6 +56,25 @@ def test_rejax_ppo_takes_our_settings_and_trains():
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves((actor, critic)))
 
 
+def test_rejax_pqn_takes_our_settings_and_trains():
+    pytest.importorskip("rejax")
+    from dataclasses import replace
+
+    from metadisco import peers
+    from metadisco.config import get_preset
+
+    config = replace(get_preset("pqn_classic"), num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4,
+                     update_epochs=2, num_minibatches=2, hidden_sizes=(8, 8))
+    algo = peers.rejax_pqn("CartPole-v1", config)
+    assert (algo.num_envs, algo.num_steps, algo.num_epochs, algo.num_minibatches) == (4, 16, 2, 2)
+    assert (algo.td_lambda, algo.eps_start, algo.eps_end, algo.exploration_fraction) == (0.95, 1.0, 0.2, 0.2)
+    assert algo.learning_rate == config.lr and algo.total_timesteps == 256
+    params = jax.jit(peers.rejax_pqn_train("CartPole-v1", config))(jax.random.PRNGKey(0))
+    kernels = [x for x in jax.tree.leaves(params) if x.ndim == 2]
+    assert sorted(k.shape for k in kernels) == [(4, 8), (8, 2), (8, 8)]  # obs 4 -> 8 -> 8 -> 2 Q-values
+    assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
+
+
 def test_five_value_step_merges_termination_and_truncation():
     class Env:
         def step(self, key, state, action, params=None):

@@ -58,3 +58,34 @@ def test_validate_names_the_bad_setting(changes, message):
 
 def test_config_is_hashable():
     assert hash(TrainConfig()) == hash(TrainConfig())
+
+
+def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
+    from metadisco.train_seeds import resolve_config
+
+    assert default_preset_name("CartPole-v1", "pqn") == "pqn_classic"
+    assert default_preset_name("Breakout-MinAtar", "pqn") == "pqn_minatar"
+    assert default_preset_name("craftax/Craftax-Classic-Symbolic-v1", "pqn") == "pqn_craftax"
+    assert default_preset_name("craftax/Craftax-Classic-Symbolic-v1") == "craftax"
+    with pytest.raises(UserError, match="algorithm pqn has no preset for brax/ant"):
+        default_preset_name("brax/ant", "pqn")
+    cartpole = get_preset("pqn_classic")  # mttga/purejaxql pqn_cartpole.yaml
+    assert (cartpole.algorithm, cartpole.num_envs, cartpole.num_steps, cartpole.update_epochs,
+            cartpole.num_minibatches, cartpole.lr, cartpole.gae_lambda, cartpole.max_grad_norm,
+            cartpole.reward_scale, cartpole.eps_finish) == ("pqn", 32, 64, 4, 16, 1e-4, 0.95, 10.0, 0.1, 0.2)
+    # --set algorithm=pqn (or a TD objective's algorithm) starts from PQN's preset, not PPO's numbers.
+    assert resolve_config("CartPole-v1", overrides=["algorithm=pqn"]) == cartpole
+    assert resolve_config("CartPole-v1", algorithm="pqn", overrides={"lr": 3e-4}).lr == 3e-4
+    assert resolve_config("Breakout-MinAtar", algorithm="pqn").gae_lambda == 0.65
+
+
+@pytest.mark.parametrize("preset, item, message", [
+    ("classic", "eps_start=0.5", "eps_start is a setting of algorithm pqn, not of ppo"),
+    ("pqn_classic", "ent_coef=0.1", "ent_coef is a setting of algorithm ppo, not of pqn"),
+    ("classic", "algorithm=dqn", "unknown algorithm 'dqn'"),
+    ("pqn_classic", "eps_finish=1.5", "eps_finish"),
+    ("pqn_classic", "reward_scale=0", "reward_scale"),
+])
+def test_settings_of_the_other_algorithm_are_errors(preset, item, message):
+    with pytest.raises(UserError, match=message):
+        apply_overrides(get_preset(preset), [item]).validate()

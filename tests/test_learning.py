@@ -1,8 +1,11 @@
 """Learning tests: returns over several seeds clear a threshold. Marked slow; they run in CI."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from metadisco.config import get_preset
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.train_seeds import resolve_config, train_seeds
 
@@ -16,6 +19,18 @@ def test_cartpole_preset_reaches_400(objective):
     assert config.total_timesteps == 500_000
     obj = BUILTIN_OBJECTIVES[objective]
     result = train_seeds("CartPole-v1", obj, obj.zero_meta(), config, num_seeds=8)
+    assert np.isfinite(result.final_return).all()
+    assert result.final_return.mean() >= 400, result.final_return
+
+
+def test_pqn_cartpole_reaches_400():
+    """PQN (Gallici, Fellows et al., ICLR 2025) with its published CartPole settings (the pqn_classic preset, from
+    mttga/purejaxql) at a fifth of their 5e5 steps, to keep the suite short: measured here, the 8-seed mean final
+    return is 435.6 at 1e5 steps (eps and lr schedules scaled to the budget) and 462.5 at 5e5."""
+    config = resolve_config("CartPole-v1", timesteps=100_000, algorithm="pqn")
+    assert config == replace(get_preset("pqn_classic"), total_timesteps=100_000)
+    pqn = BUILTIN_OBJECTIVES["pqn"]
+    result = train_seeds("CartPole-v1", pqn, pqn.zero_meta(), config, num_seeds=8)
     assert np.isfinite(result.final_return).all()
     assert result.final_return.mean() >= 400, result.final_return
 

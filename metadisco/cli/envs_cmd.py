@@ -10,15 +10,18 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco.envs.registry import brax_ids, env_spec, gymnax_ids, registered_ids
+    from metadisco.envs.registry import brax_ids, craftax_ids, env_spec, gymnax_ids, registered_ids
 
-    ids = (gymnax_ids() if args.no_brax else gymnax_ids() + brax_ids()) + registered_ids()
-    print(f"{'env id':28s} {'observation':14s} actions")
+    ids = (gymnax_ids() if args.no_brax else gymnax_ids() + brax_ids()) + craftax_ids() + registered_ids()
+    print(f"{'env id':36s} {'observation':14s} actions")
     for env_id in ids:
         try:
             spec = env_spec(env_id)
         except Exception as e:  # an env whose dependency is broken is listed, not fatal
-            print(f"{env_id:28s} {'?':14s} unavailable: {type(e).__name__}: {str(e)[:60]}")
+            print(f"{env_id:36s} {'?':14s} unavailable: {type(e).__name__}: {str(e)[:60]}")
             continue
-        print(f"{env_id:28s} {str(spec.obs_shape):14s} {spec.describe_actions()}")
+        print(f"{env_id:36s} {str(spec.obs_shape):14s} {spec.describe_actions()}")
+    if not craftax_ids():
+        print("(craftax/Craftax-Classic-Symbolic-v1 and craftax/Craftax-Symbolic-v1 need the craftax extra: "
+              "pip install -e '.[craftax]')")
     return 0

@@ -20,8 +20,9 @@ def add_parser(sub, name):
     p.add_argument("--seeds", type=positive_int("--seeds"), default=8, help="seeds per method and env (default 8)")
     p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: each env's preset)")
-    p.add_argument("--baselines", type=_id_list, default=["ppo"],
-                   help="comma-separated built-in names or objective files (default: ppo)")
+    p.add_argument("--baselines", type=_id_list, default=None,
+                   help="comma-separated built-in names (ppo, dpo, pqn) or objective files (default: ppo, or pqn "
+                        "for a TD objective)")
     p.add_argument("--preset", default=None, help="trainer preset for every env (default: chosen per env id)")
     p.add_argument("--seed", type=seed_int("--seed"), default=0, help="base seed; the seed keys are split from it")
     add_set_option(p)

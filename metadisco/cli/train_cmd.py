@@ -11,7 +11,8 @@ def add_parser(sub, name):
     p = sub.add_parser(name, help="train N seeds of the inner trainer with one objective")
     p.add_argument("--env", required=True, help="env id (see `metadisco envs`)")
     p.add_argument("--objective", default="ppo",
-                   help="built-in name (ppo, dpo), objective file, or meta-training run directory")
+                   help="built-in name (ppo, dpo, pqn), objective file, or meta-training run directory; a TD "
+                        "objective (pqn's) trains with algorithm pqn")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=1)
     p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: the preset's)")
@@ -26,14 +27,16 @@ def add_parser(sub, name):
 def run(args) -> int:
     from metadisco import devices
     from metadisco.config import config_to_dict
+    from metadisco.envs import make_env
+    from metadisco.fitness import diverged
     from metadisco.io import write_json
     from metadisco.limits import check_trainer_fits
     from metadisco.objectives.resolve import resolve_objective
     from metadisco.train_seeds import resolve_config, train_seeds
 
-    config = resolve_config(args.env, args.preset, args.overrides, args.timesteps)
-    check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     objective, meta = resolve_objective(args.objective)
+    config = resolve_config(args.env, args.preset, args.overrides, args.timesteps, objective.algorithm)
+    check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     used = devices.select(args.devices)
     out = output_dir(args.out)  # before training: a run never ends by failing to write
     say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
@@ -45,13 +48,15 @@ def run(args) -> int:
         "env": args.env,
         "objective": args.objective,
         "objective_spec": objective.to_spec(),
+        "algorithm": config.algorithm,
         "seeds": args.seeds,
         "seed": args.seed,
         "timesteps": config.num_updates * config.batch_size,
         "final_return": result.final_return,
         "final_return_mean": float(np.nanmean(result.final_return)) if np.isfinite(result.final_return).any()
         else None,
-        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),
+        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),  # or no episode ended in the window
+        "losses_finite": (~np.asarray(diverged(result.metrics))).tolist(),  # per seed: no loss went non-finite
         "steps_per_second": result.steps_per_second,
         "compile_seconds": result.compile_seconds,
         "compile_cached": result.compile_cached,
@@ -62,6 +67,16 @@ def run(args) -> int:
         "config": config_to_dict(config),
         "return_curve": curve,  # per update, mean over seeds of finished-episode returns
     }
+    if result.metrics.achievements is not None:  # Craftax: the fraction of episodes unlocking each achievement
+        names = getattr(make_env(args.env), "achievement_names", None)
+        window = max(1, round(config.final_window * config.num_updates))
+        rates = np.asarray(result.metrics.achievements)[:, -window:]  # [seeds, updates, achievements]
+        counts = np.asarray(result.metrics.episode_count)[:, -window:, None]
+        unlocked = np.sum(np.where(counts > 0, rates * counts, 0.0), axis=(0, 1))
+        pooled = unlocked / np.sum(counts) if np.sum(counts) else np.full(rates.shape[-1], None)
+        summary["achievements"] = {  # over the episodes that ended in the final window, every seed pooled
+            "episodes": int(np.sum(counts)), **dict(zip(names or map(str, range(len(pooled))), pooled.tolist(),
+                                                        strict=True))}
     write_json(out / "summary.json", summary)
     finite = result.final_return[np.isfinite(result.final_return)]
     mean = f"{finite.mean():.1f}" if finite.size else "n/a"

@@ -1,4 +1,5 @@
-"""One registry of environment ids over gymnax, brax (`brax/<name>`) and plugins' own envs.
+"""One registry of environment ids over gymnax, brax (`brax/<name>`), Craftax (`craftax/<id>`, when the optional
+`craftax` extra is installed) and plugins' own envs.
 
 gymnax's and brax's ids are read from those packages. A plugin (`metadisco.plugins`) adds an env with
 
@@ -11,8 +12,9 @@ from __future__ import annotations
 import functools
 
 from metadisco.envs.core import EnvSpec, VecEnv
+from metadisco.envs.craftax_adapter import CRAFTAX_PREFIX
 from metadisco.envs.wrappers import ClipAction, LogEpisodes, NormalizeObservation, NormalizeReward
-from metadisco.errors import unknown_name_error
+from metadisco.errors import UserError, unknown_name_error
 
 BRAX_PREFIX = "brax/"
 _REGISTERED: dict[str, object] = {}  # env id -> factory, from register_env
@@ -54,9 +56,18 @@ def brax_ids() -> tuple[str, ...]:
     return tuple(BRAX_PREFIX + name for name in sorted(envs._envs))  # brax keeps no public list
 
 
+@functools.cache
+def craftax_ids() -> tuple[str, ...]:
+    """`craftax/<id>` of Craftax's symbolic envs, if the `craftax` extra is installed; else none."""
+    from metadisco.envs.craftax_adapter import CRAFTAX_IDS, CRAFTAX_PREFIX, available
+
+    return tuple(CRAFTAX_PREFIX + name for name in CRAFTAX_IDS) if available() else ()
+
+
 def env_ids() -> tuple[str, ...]:
-    """Every known env id: gymnax's ids as gymnax spells them, then `brax/<name>`, then plugins' envs."""
-    return gymnax_ids() + brax_ids() + registered_ids()
+    """Every known env id: gymnax's ids as gymnax spells them, then `brax/<name>`, `craftax/<id>` (when
+    installed), then plugins' envs."""
+    return gymnax_ids() + brax_ids() + craftax_ids() + registered_ids()
 
 
 def split_budget(spec: str) -> tuple[str, int | None]:
@@ -82,6 +93,13 @@ def check_env_id(env_id: str) -> str:
     if env_id.startswith(BRAX_PREFIX):
         if env_id not in brax_ids():
             raise unknown_name_error("env", env_id, brax_ids())
+    elif env_id.startswith(CRAFTAX_PREFIX):
+        from metadisco.envs.craftax_adapter import CRAFTAX_IDS, available
+
+        if not available():
+            raise UserError(f"env {env_id!r} needs Craftax, which is not installed: pip install -e '.[craftax]'")
+        if env_id not in craftax_ids():
+            raise unknown_name_error("env", env_id, craftax_ids() or tuple(CRAFTAX_PREFIX + i for i in CRAFTAX_IDS))
     elif env_id not in gymnax_ids() and env_id not in registered_ids():
         raise unknown_name_error("env", env_id, env_ids())
     return env_id
@@ -93,6 +111,10 @@ def make_env(env_id: str, brax_backend: str | None = None, episode_length: int =
     check_env_id(env_id)
     if env_id in _REGISTERED:
         return _REGISTERED[env_id]()
+    if env_id.startswith(CRAFTAX_PREFIX):
+        from metadisco.envs.craftax_adapter import CraftaxEnv
+
+        return CraftaxEnv(env_id, env_id[len(CRAFTAX_PREFIX):])
     if env_id.startswith(BRAX_PREFIX):
         from metadisco.envs.brax_adapter import BraxEnv
 

@@ -20,11 +20,12 @@ __all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", 
            "resolve_methods", "train_env"]
 
 
-def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_seeds: int, out: str | Path,
+def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
              timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
              show_progress: bool = True, devices=None) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
     directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs).
+    `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
 
     The methods x seeds of each env are sharded over `devices` (default: every device of this process)."""
     import jax
@@ -44,7 +45,16 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
         raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
     check_int("--seeds", num_seeds, 1, INT32_MAX)
     check_seed("--seed", seed)
+    if baselines is None:
+        from metadisco.evaluate.methods import method_from
+
+        baselines = [method_from(objective).objective.algorithm]
     methods = resolve_methods(objective, baselines)
+    algorithms = sorted({m.objective.algorithm for m in methods})
+    if len(algorithms) > 1:
+        by = {a: [m.label for m in methods if m.objective.algorithm == a] for a in algorithms}
+        raise UserError(f"one evaluation trains one algorithm: {', '.join(by['ppo'])} are for ppo and "
+                        f"{', '.join(by['pqn'])} for pqn; evaluate them apart (--baselines pqn for a TD objective)")
     if not envs:
         if not Path(objective).is_dir():
             raise UserError("give --envs ID[,ID...] (only a meta-training run directory has default envs)")
@@ -55,7 +65,8 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str], num_s
     if duplicates:
         raise UserError(f"env {duplicates[0]!r} is given twice in --envs")
     # Check everything the user typed before the first (long) training call.
-    configs = {env: resolve_config(env, preset, overrides, budget or timesteps) for env, budget in budgets}
+    configs = {env: resolve_config(env, preset, overrides, budget or timesteps, algorithms[0])
+               for env, budget in budgets}
     for env, config in configs.items():
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write

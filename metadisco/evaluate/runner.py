@@ -20,12 +20,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from metadisco import parallel
+from metadisco.algorithms import make_trainer
 from metadisco.config import TrainConfig
 from metadisco.envs import make_env, make_vec_env
 from metadisco.evaluate.methods import Method
 from metadisco.fitness import diverged, reduce_fitness
 from metadisco.hyper import hyper_of, static_of
-from metadisco.train import Metrics, make_train
+from metadisco.train import Metrics
 from metadisco.train_seeds import seed_keys
 
 
@@ -55,7 +56,7 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 def _compiled(static: TrainConfig, env, objective, devices: tuple):
     """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`, with
     hyperparameters shared by the runs; `static` is a static config (`metadisco.hyper.static_of`)."""
-    train = make_train(static, env, objective)
+    train = make_trainer(static, env, objective).train
     return parallel.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
 
 

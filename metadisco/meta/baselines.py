@@ -107,13 +107,17 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
         elif env in cached:
             out[env] = float(cached[env])
         else:
-            say(f"measuring the PPO baseline on {env} ({config.baseline_seeds} seeds)")
-            ppo = BUILTIN_OBJECTIVES["ppo"]
-            result = train_seeds(env, ppo, ppo.zero_meta(), task.train_config, config.baseline_seeds, config.seed)
+            # PPO's return, or PQN's for a TD objective (its trainer's own baseline).
+            algorithm = task.train_config.algorithm
+            say(f"measuring the {algorithm.upper()} baseline on {env} ({config.baseline_seeds} seeds)")
+            baseline = BUILTIN_OBJECTIVES[algorithm]
+            result = train_seeds(env, baseline, baseline.zero_meta(), task.train_config, config.baseline_seeds,
+                                 config.seed)
             values = np.asarray(reduce_fitness(config.fitness, result.metrics, task.train_config.final_window))
             value = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
             if not np.isfinite(value) or value == 0:
-                raise UserError(f"the PPO baseline on {env} is {value}; give tasks.*.baseline in the config")
+                raise UserError(f"the {algorithm.upper()} baseline on {env} is {value}; give tasks.*.baseline in "
+                                "the config")
             out[env] = value
     return out
 

@@ -24,8 +24,8 @@ def check_meta_config(config) -> None:
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
-    _check_tasks(config.tasks, "tasks", population)
-    _check_tasks(config.validation.tasks, "validation.tasks", 2)
+    _check_tasks(config.tasks, "tasks", population, config.objective.algorithm)
+    _check_tasks(config.validation.tasks, "validation.tasks", 2, config.objective.algorithm)
     held_out = {check_env_id(split_budget(spec)[0]) for spec in config.held_out_envs}
     train_envs, valid_envs = {t.env for t in config.tasks}, {t.env for t in config.validation.tasks}
     for a, b, what in ((train_envs, held_out, "both a task and held out; held-out envs must not be trained on"),
@@ -65,7 +65,7 @@ def check_meta_config(config) -> None:
     check_population_fits(population, meta_parameters, f"strategy.population_size {population:,}")
 
 
-def _check_tasks(tasks, where: str, runs_per_seed: int) -> None:
+def _check_tasks(tasks, where: str, runs_per_seed: int, algorithm: str) -> None:
     """Env ids, seeds, baselines and every training length of each task; each length's trainer config is
     resolved now (not when its turn comes to compile) and checked against memory."""
     from metadisco.envs import check_env_id
@@ -85,7 +85,7 @@ def _check_tasks(tasks, where: str, runs_per_seed: int) -> None:
                 raise UserError(f"{where}.{i}.baseline divides the fitness, so it must not be 0")
         for timesteps in lifetimes:
             try:
-                train_config = resolve_config(task.env, task.preset, task.train, timesteps)
+                train_config = resolve_config(task.env, task.preset, task.train, timesteps, algorithm)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({task.env}): {e}") from None
             check_trainer_fits(train_config, runs_per_seed * task.seeds,

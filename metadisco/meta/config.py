@@ -261,8 +261,9 @@ def _short_spec(objective: Objective) -> dict:
     default = Objective().to_spec()
     out = {}
     for slot, spec in objective.to_spec().items():
-        if spec != default[slot]:
-            kind_default = type(getattr(objective, slot))().options() if spec["kind"] != default[slot]["kind"] \
+        if spec != default.get(slot):  # a trace slot has no default: it is always written
+            kind_default = type(getattr(objective, slot))().options() \
+                if slot not in default or spec["kind"] != default[slot]["kind"] \
                 else {k: v for k, v in default[slot].items() if k != "kind"}
             out[slot] = plain_data({k: v for k, v in spec.items()
                                     if k in ("kind", "plugin") or v != kind_default.get(k)})

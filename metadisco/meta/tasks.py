@@ -72,8 +72,8 @@ _PROGRAMS: dict = {}
 def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str, mesh, where: str = "tasks"
                 ) -> list[list[Task]]:
     """For each config task, one `Task` per training length."""
+    from metadisco.algorithms import make_trainer
     from metadisco.envs import make_env
-    from metadisco.train import make_train
     from metadisco.train_seeds import resolve_config
 
     out = []
@@ -81,12 +81,12 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
         lengths = []
         for timesteps in cfg.lifetimes:
             try:
-                train_config = resolve_config(cfg.env, cfg.preset, cfg.train, timesteps)
+                train_config = resolve_config(cfg.env, cfg.preset, cfg.train, timesteps, objective.algorithm)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
             cache_key = (static_of(train_config), cfg.env, objective, fitness, mesh)
             if cache_key not in _PROGRAMS:
-                train = make_train(static_of(train_config), make_env(cfg.env), objective)
+                train = make_trainer(static_of(train_config), make_env(cfg.env), objective).train
                 _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, mesh)
             steps = train_config.num_updates * train_config.batch_size
             lengths.append(Task(i, cfg, timesteps, train_config, _PROGRAMS[cache_key], steps))

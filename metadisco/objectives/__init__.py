@@ -9,9 +9,11 @@ from metadisco.objectives import (  # noqa: F401
     drift,
     expression,
     learned_optimizer,
+    learned_trace,
     learned_value_loss,
     lpo,
     optimizer,
+    trace,
     value_loss,
 )
 from metadisco.objectives.expression import expression_drift
@@ -20,6 +22,7 @@ from metadisco.objectives.objective import BUILTIN_OBJECTIVES, Objective
 from metadisco.objectives.registry import (
     DRIFTS,
     OPTIMIZERS,
+    TRACES,
     VALUE_LOSSES,
     Drift,
     DriftInputs,
@@ -27,10 +30,12 @@ from metadisco.objectives.registry import (
     OptimizerInputs,
     Piece,
     Progress,
+    Trace,
+    TraceInputs,
     ValueLoss,
     ValueLossInputs,
 )
 
-__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "VALUE_LOSSES", "Drift", "DriftInputs", "Objective",
-           "Optimizer", "OptimizerInputs", "Piece", "Progress", "ValueLoss", "ValueLossInputs", "expression_drift",
-           "load_objective", "save_objective"]
+__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "TRACES", "VALUE_LOSSES", "Drift", "DriftInputs",
+           "Objective", "Optimizer", "OptimizerInputs", "Piece", "Progress", "Trace", "TraceInputs", "ValueLoss",
+           "ValueLossInputs", "expression_drift", "load_objective", "save_objective"]

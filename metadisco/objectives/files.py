@@ -32,8 +32,8 @@ from metadisco.objectives.objective import Objective
 
 FORMAT = "metadisco-objective"
 VERSION = 1
-# The largest objective has MAX_META_PARAMETERS float32s per piece (metadisco.limits), three pieces.
-MAX_FILE_BYTES = 3 * 4 * 2**24 + 2**20
+# The largest objective has MAX_META_PARAMETERS float32s per piece (metadisco.limits), four pieces (with a trace).
+MAX_FILE_BYTES = 4 * 4 * 2**24 + 2**20
 
 
 def _plain(value: Any) -> Any:

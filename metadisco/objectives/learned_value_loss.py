@@ -14,39 +14,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jax.numpy as jnp
-
-from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, start_mlp, zero_mlp
+from metadisco.objectives.mlp import ResidualMLP
 from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress, ValueLossInputs
 from metadisco.objectives.value_loss import l2_value_loss
 
 
 @VALUE_LOSSES.register("learned")
 @dataclass(frozen=True)
-class LearnedValueLoss(Piece):
+class LearnedValueLoss(ResidualMLP, Piece):
     """L2 plus a learned network of (v - target) and, optionally, training progress."""
 
     hidden: tuple[int, ...] = (64, 64)
     progress: bool = False
-
-    def __post_init__(self):
-        object.__setattr__(self, "hidden", check_hidden_sizes(self.hidden, "value loss 'learned'"))
-
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        return (2 if self.progress else 1, *self.hidden, 1)
-
-    def zero_meta(self) -> dict:
-        return zero_mlp(self.sizes)
-
-    def start_meta(self, key, scale: float) -> dict:
-        return start_mlp(self.sizes, key, scale)
+    label = "value loss 'learned'"
 
     def __call__(self, meta, inputs: ValueLossInputs, progress: Progress):
         value, target = inputs.value, inputs.target
-        error = value - target
-        inputs = [error]
-        if self.progress:
-            inputs.append(jnp.broadcast_to(jnp.asarray(progress.fraction, error.dtype), error.shape))
-        residual = apply_mlp(meta, jnp.stack(inputs, axis=-1))[..., 0]
-        return l2_value_loss(value, target) + residual
+        return l2_value_loss(value, target) + self.residual(meta, [value - target], progress.fraction)

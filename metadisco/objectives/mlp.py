@@ -49,3 +49,31 @@ def check_hidden_sizes(hidden, what: str) -> tuple[int, ...]:
     if not hidden or any(not isinstance(h, int) or isinstance(h, bool) or h <= 0 for h in hidden):
         raise UserError(f"{what}: hidden must be one or more positive integers, got {hidden!r}")
     return hidden
+
+
+class ResidualMLP:
+    """Mixin of a learned piece (a frozen dataclass with fields `hidden` and `progress`) whose meta-parameters
+    are one MLP of `num_features` features of its inputs, plus the training fraction n / N when `progress`:
+    zero meta-parameters give a residual of exactly 0. `label` names the piece in errors."""
+
+    num_features = 1
+    label = "?"
+
+    def __post_init__(self):
+        object.__setattr__(self, "hidden", check_hidden_sizes(self.hidden, self.label))
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return (self.num_features + (1 if self.progress else 0), *self.hidden, 1)
+
+    def zero_meta(self) -> dict:
+        return zero_mlp(self.sizes)
+
+    def start_meta(self, key, scale: float) -> dict:
+        return start_mlp(self.sizes, key, scale)
+
+    def residual(self, meta: dict, features: list[jax.Array], fraction: jax.Array) -> jax.Array:
+        """The MLP of `features` (each of one batch shape) and, with `progress`, `fraction` broadcast to it."""
+        if self.progress:
+            features = [*features, jnp.broadcast_to(jnp.asarray(fraction, features[0].dtype), features[0].shape)]
+        return apply_mlp(meta, jnp.stack(features, axis=-1))[..., 0]

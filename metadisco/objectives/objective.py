@@ -1,7 +1,12 @@
-"""An objective: one drift, one value loss and one optimiser, with one meta-parameter pytree.
+"""An objective: one drift, one value loss and one optimiser (and, for TD learning, a trace), with one
+meta-parameter pytree.
 
 `Objective` is hashable (static under jit); its meta-parameters are the dict
-{"drift": ..., "value_loss": ..., "optimizer": ...}, each entry empty for a handcrafted piece.
+{"drift": ..., "value_loss": ..., "optimizer": ...}, each entry empty for a handcrafted piece. A TD objective
+(PQN's) also has a `trace` slot, and {"trace": ...} in its meta-parameters: an objective without one is a
+policy-optimisation objective, as every objective before the trace slot existed, and its files are unchanged.
+The trace slot is what says which trainer an objective is for (`algorithm`): the PQN trainer uses the value
+loss (as its TD loss), the optimiser and the trace, and has no policy, so no use for the drift.
 """
 
 from __future__ import annotations
@@ -10,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metadisco.errors import UserError
-from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Piece
+from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, TRACES, VALUE_LOSSES, Piece
 from metadisco.validate import shorten
 
-PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OPTIMIZERS}
+PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OPTIMIZERS, "trace": TRACES}
 
 
 @dataclass(frozen=True)
@@ -21,9 +26,16 @@ class Objective:
     drift: Piece = field(default_factory=lambda: DRIFTS.make("ppo"))
     value_loss: Piece = field(default_factory=lambda: VALUE_LOSSES.make("clipped_l2"))
     optimizer: Piece = field(default_factory=lambda: OPTIMIZERS.make("adam"))
+    trace: Piece | None = None  # a TD objective's (PQN's) lambda per step; None for policy optimisation
 
     def pieces(self) -> dict[str, Piece]:
-        return {"drift": self.drift, "value_loss": self.value_loss, "optimizer": self.optimizer}
+        pieces = {"drift": self.drift, "value_loss": self.value_loss, "optimizer": self.optimizer}
+        return pieces if self.trace is None else {**pieces, "trace": self.trace}
+
+    @property
+    def algorithm(self) -> str:
+        """The trainer this objective is for: "pqn" with a trace slot, else "ppo" (`metadisco.algorithms`)."""
+        return "ppo" if self.trace is None else "pqn"
 
     def zero_meta(self) -> dict[str, Any]:
         """Meta-parameters at which every learnable piece equals its handcrafted baseline."""
@@ -44,7 +56,8 @@ class Objective:
         """Build from `to_spec()`'s form; missing slots take the defaults, unknown slots are errors."""
         unknown = sorted(set(spec) - set(PIECE_REGISTRIES), key=str)
         if unknown:
-            raise UserError(f"unknown objective slot {shorten(unknown[0])}; slots: drift, value_loss, optimizer")
+            raise UserError(f"unknown objective slot {shorten(unknown[0])}; slots: drift, value_loss, optimizer, "
+                            "trace")
         pieces = {}
         for slot, piece_spec in spec.items():
             if not isinstance(piece_spec, dict) or not isinstance(piece_spec.get("kind"), str):
@@ -82,4 +95,7 @@ def _make(slot: str, kind: str, plugin: Any, options: dict) -> Piece:
 BUILTIN_OBJECTIVES: dict[str, Objective] = {
     "ppo": Objective(drift=DRIFTS.make("ppo")),
     "dpo": Objective(drift=DRIFTS.make("dpo")),
+    # PQN (Gallici, Fellows et al., ICLR 2025): L2 TD loss, RAdam, Peng's Q(lambda); the drift is unused.
+    "pqn": Objective(value_loss=VALUE_LOSSES.make("l2"), optimizer=OPTIMIZERS.make("radam"),
+                     trace=TRACES.make("peng")),
 }

@@ -24,3 +24,17 @@ class Adam(Piece):
         del meta, progress
         return optax.chain(optax.clip_by_global_norm(inputs.max_grad_norm),
                            optax.adam(inputs.learning_rate, eps=self.eps))
+
+
+@OPTIMIZERS.register("radam")
+@dataclass(frozen=True)
+class RAdam(Piece):
+    """Rectified Adam (Liu et al., ICLR 2020), PQN's optimiser in mttga/purejaxql (optax.radam, its defaults)."""
+
+    eps: float = 1e-8  # optax.radam's default, which PQN keeps
+    positive_options = ("eps",)
+
+    def __call__(self, meta, inputs: OptimizerInputs, progress: Progress) -> optax.GradientTransformation:
+        del meta, progress
+        return optax.chain(optax.clip_by_global_norm(inputs.max_grad_norm),
+                           optax.radam(inputs.learning_rate, eps=self.eps))

@@ -11,6 +11,10 @@ Every slot is called the same way, `piece(meta, inputs, progress)`:
     value_loss(meta, ValueLossInputs(value, old_value, target), progress) -> per-sample loss, same shape
     optimizer(meta, OptimizerInputs(learning_rate, max_grad_norm, total_steps), progress)
                                                                       -> an optax GradientTransformation
+    trace(meta, TraceInputs(lam, greedy_next), progress)              -> lambda per step, the shape of greedy_next
+
+The trace slot is the TD trainer's (PQN's): the lambda with which Q(lambda) mixes the bootstrap and the longer
+return at each step. An objective that has one is a TD objective (`Objective.algorithm`).
 
 `meta` is the piece's own meta-parameter subtree, `progress` where training is (`Progress`; the optimiser is
 built once, before the first update, and sees the number of updates). The Protocols below state it for type
@@ -48,6 +52,11 @@ class ValueLossInputs(NamedTuple):
     target: jax.Array  # the GAE return
 
 
+class TraceInputs(NamedTuple):
+    lam: jax.Array  # the trainer's lambda (PQN's own choice), a scalar
+    greedy_next: jax.Array  # [T, N] 1.0 where the action taken at step t + 1 was greedy (the last step: 1.0)
+
+
 class OptimizerInputs(NamedTuple):
     learning_rate: Any  # a float or an optax schedule of the gradient step count
     max_grad_norm: float
@@ -75,6 +84,10 @@ class ValueLoss(LearnedPiece, Protocol):
 
 class Optimizer(LearnedPiece, Protocol):
     def __call__(self, meta: Meta, inputs: OptimizerInputs, progress: Progress) -> Any: ...  # GradientTransformation
+
+
+class Trace(LearnedPiece, Protocol):
+    def __call__(self, meta: Meta, inputs: TraceInputs, progress: Progress) -> jax.Array: ...
 
 
 class Registry:
@@ -125,6 +138,7 @@ class Registry:
 DRIFTS = Registry("drift")
 VALUE_LOSSES = Registry("value loss")
 OPTIMIZERS = Registry("optimizer")
+TRACES = Registry("trace")
 
 
 class Piece:

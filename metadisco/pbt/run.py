@@ -33,6 +33,7 @@ import numpy as np
 import yaml
 
 from metadisco import parallel
+from metadisco.algorithms import make_trainer
 from metadisco.config import TrainConfig
 from metadisco.errors import UserError
 from metadisco.hyper import hyper_of, stack, static_of, with_values
@@ -42,7 +43,7 @@ from metadisco.meta.config import plain_data
 from metadisco.meta.rundir import CHECKPOINTS, RunDir
 from metadisco.pbt import strategies
 from metadisco.pbt.config import PBTConfig
-from metadisco.train import Trainer, TrainState, make_trainer
+from metadisco.train import Trainer, TrainState
 from metadisco.train_seeds import seed_keys
 
 LINEAGE = "lineage.json"

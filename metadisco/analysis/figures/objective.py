@@ -8,6 +8,9 @@
     value_loss.png                  loss and its slope against v - target, beside L2
     optimizer.png                   the update (in units of the learning rate) against gradient and momentum,
                                     beside Adam's
+    trace.png                       a TD objective's (PQN's) lambda against training progress, after a greedy
+                                    and after an exploratory action, beside Peng's (PQN) and Watkins's; a TD
+                                    objective has no policy, so it gets no drift figures
     population_curve.png            for a run directory: fitness_mean / fitness_max per generation
                                     (`metadisco.analysis.figures.meta_curve`)
 """
@@ -24,8 +27,8 @@ import optax
 
 from metadisco.analysis.figures import pyplot, save_figure
 from metadisco.analysis.surfaces import DEFAULT_HORIZON, Surface, progress, r_values, surface
-from metadisco.objectives import BUILTIN_OBJECTIVES, OPTIMIZERS, VALUE_LOSSES, Objective
-from metadisco.objectives.registry import OptimizerInputs, ValueLossInputs
+from metadisco.objectives import BUILTIN_OBJECTIVES, OPTIMIZERS, TRACES, VALUE_LOSSES, Objective
+from metadisco.objectives.registry import OptimizerInputs, Progress, TraceInputs, ValueLossInputs
 
 plt = pyplot()
 
@@ -228,19 +231,46 @@ def optimizer_plot(objective: Objective, meta: Any, label: str, out: Path) -> Pa
     return _save(fig, out / "optimizer.png")
 
 
+def trace_plot(objective: Objective, meta: Any, label: str, out: Path, lam: float = 0.65,
+               num_updates: float = DEFAULT_HORIZON) -> Path:
+    """lambda_t against n / N after a greedy and after an exploratory action, at the trainer's lambda `lam`
+    (PQN's MinAtar setting by default), beside Peng's and Watkins's traces."""
+    fractions = np.linspace(0.0, 1.0, 101).astype(np.float32)
+    entries = [(f"{label} ({objective.trace.name})", objective.trace, meta["trace"], "-"),
+               ("Peng (PQN)", TRACES.make("peng"), {}, "--"), ("Watkins", TRACES.make("watkins"), {}, ":")]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained", sharey=True)
+    for ax, greedy, title in zip(axes, (1.0, 0.0), ("next action greedy", "next action exploratory"), strict=True):
+        for name, piece, piece_meta, style in entries:
+            one = lambda f, piece=piece, piece_meta=piece_meta, greedy=greedy: piece(
+                piece_meta, TraceInputs(jnp.float32(lam), jnp.full((1,), greedy, jnp.float32)),
+                Progress(f, jnp.float32(num_updates)))[0]
+            values = np.asarray(jax.vmap(one)(jnp.asarray(fractions)))
+            ax.plot(fractions, values, style, label=name)
+        ax.set_xlabel("training progress n / N")
+        ax.set_title(title, fontsize=9)
+        ax.set_ylim(-0.05, 1.05)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("lambda_t")
+    fig.suptitle(f"Q(lambda) trace of {label} at lambda = {lam:g}, beside Peng's and Watkins's", fontsize=10)
+    return _save(fig, out / "trace.png")
+
+
 def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_dir: Path | None = None,
                    num_updates: float = DEFAULT_HORIZON) -> list[Path]:
     """Every figure for `objective` into `out`; with `run_dir` (a run directory with metrics.jsonl), the
     population's fitness per generation too (population_curve.png)."""
     out = Path(out)
     paths = []
-    for grid in ("linear", "log"):
-        paths.append(drift_heatmaps(objective, meta, label, out, grid, num_updates=num_updates))
-        paths.append(drift_slices(objective, meta, label, out, grid, num_updates=num_updates))
-    if depends_on_progress(objective, meta, num_updates):
-        paths.append(drift_progress(objective, meta, label, out, num_updates))
+    if objective.trace is None:  # a TD objective (PQN) has no policy: its drift is never called
+        for grid in ("linear", "log"):
+            paths.append(drift_heatmaps(objective, meta, label, out, grid, num_updates=num_updates))
+            paths.append(drift_slices(objective, meta, label, out, grid, num_updates=num_updates))
+        if depends_on_progress(objective, meta, num_updates):
+            paths.append(drift_progress(objective, meta, label, out, num_updates))
     paths.append(value_loss_plot(objective, meta, label, out))
     paths.append(optimizer_plot(objective, meta, label, out))
+    if objective.trace is not None:
+        paths.append(trace_plot(objective, meta, label, out, num_updates=num_updates))
     if run_dir is not None:
         from metadisco.analysis.figures.meta_curve import POPULATION_CURVE, population_curve
         from metadisco.meta.rundir import RunDir
