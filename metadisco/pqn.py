@@ -28,15 +28,14 @@ import jax.numpy as jnp
 import optax
 
 from metadisco.config import Hyper, TrainConfig
-from metadisco.envs import make_vec_env
 from metadisco.episodes import step_sums, update_metrics
 from metadisco.hyper import hyper_of, is_static, static_of
 from metadisco.networks import make_q_network
 from metadisco.objectives import Objective, Progress
-from metadisco.objectives.registry import OptimizerInputs, TraceInputs, ValueLossInputs
+from metadisco.objectives.registry import TraceInputs, ValueLossInputs
 from metadisco.q_lambda import q_lambda_returns
 from metadisco.sgd import minibatch_epochs
-from metadisco.train import Metrics, Trainer, TrainResult, TrainState, resolve_hyper
+from metadisco.train import Metrics, Trainer, TrainResult, TrainState, resolve_hyper, trainer_envs, trainer_optimizer
 
 
 class Transition(NamedTuple):
@@ -74,23 +73,14 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     network = make_q_network(env.spec, config.hidden_sizes, config.activation)
     num_actions = env.spec.action_size
     num_updates = config.num_updates
-    steps_per_update = config.update_epochs * config.num_minibatches
     # epsilon at update n: eps_start -> eps_finish linearly over eps_decay * num_updates updates, then constant.
     epsilon = optax.linear_schedule(config.eps_start, config.eps_finish, config.eps_decay * num_updates)
 
     def vec_env(hyper: Hyper):
-        # Rebuilt per trace (cheap Python objects): the reward normaliser discounts with the traced gamma.
-        return make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
-                            normalize_reward=config.normalize_reward, gamma=hyper.gamma)
+        return trainer_envs(env, config, hyper)
 
     def make_optimizer(meta, hyper: Hyper):
-        def learning_rate(count):
-            if not config.anneal_lr:
-                return hyper.lr
-            return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
-
-        inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
-        return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
+        return trainer_optimizer(objective, config, meta, hyper)
 
     def loss_fn(params, batch: Batch, meta, progress: Progress):
         q = network.apply(params, batch.obs)

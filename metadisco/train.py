@@ -130,6 +130,28 @@ def resolve_hyper(hyper, defaults: Hyper | None) -> Hyper:
     return Hyper(*(jnp.asarray(h, jnp.float32) for h in hyper))
 
 
+def trainer_envs(env, config: TrainConfig, hyper: Hyper):
+    """The vectorised, wrapped envs of a trainer (PPO's and PQN's). Rebuilt per trace (cheap Python objects):
+    the reward normaliser discounts with the traced gamma."""
+    return make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
+                        normalize_reward=config.normalize_reward, gamma=hyper.gamma)
+
+
+def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hyper):
+    """The objective's optimiser for a trainer (PPO's and PQN's): the traced lr, linearly annealed per update
+    when `config.anneal_lr`, and the traced gradient clip."""
+    steps_per_update = config.update_epochs * config.num_minibatches
+    num_updates = config.num_updates
+
+    def learning_rate(count):
+        if not config.anneal_lr:
+            return hyper.lr
+        return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
+
+    inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
+    return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
+
+
 def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """Build PPO / mirror learning's steppable trainer of `config` (a full config, or a static one:
     `metadisco.hyper.static_of`, whose functions then need `hyper`). Only the static fields shape the program.
@@ -139,21 +161,12 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
     network = make_network(env.spec, config.hidden_sizes, config.activation)
     num_updates = config.num_updates
-    steps_per_update = config.update_epochs * config.num_minibatches
 
     def vec_env(hyper: Hyper):
-        # Rebuilt per trace (cheap Python objects): the reward normaliser discounts with the traced gamma.
-        return make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
-                            normalize_reward=config.normalize_reward, gamma=hyper.gamma)
+        return trainer_envs(env, config, hyper)
 
     def make_optimizer(meta, hyper: Hyper):
-        def learning_rate(count):
-            if not config.anneal_lr:
-                return hyper.lr
-            return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
-
-        inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
-        return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
+        return trainer_optimizer(objective, config, meta, hyper)
 
     def loss_fn(params, batch: Batch, meta, hyper: Hyper, progress: Progress):
         policy, value = network.apply(params, batch.obs)
