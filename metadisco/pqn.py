@@ -35,7 +35,16 @@ from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import TraceInputs, ValueLossInputs
 from metadisco.q_lambda import q_lambda_returns
 from metadisco.sgd import minibatch_epochs
-from metadisco.train import Metrics, Trainer, TrainResult, TrainState, resolve_hyper, trainer_envs, trainer_optimizer
+from metadisco.train import (
+    Metrics,
+    Trainer,
+    TrainResult,
+    TrainState,
+    initial_state,
+    resolve_hyper,
+    trainer_envs,
+    trainer_optimizer,
+)
 
 
 class Transition(NamedTuple):
@@ -89,12 +98,7 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
 
     def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        hyper = resolve_hyper(hyper, defaults)
-        key, init_key, reset_key = jax.random.split(key, 3)
-        obs, env_state = vec_env(hyper).reset(reset_key)
-        params = network.init(init_key, obs[:1])
-        opt_state = make_optimizer(meta_params, hyper).init(params)
-        return TrainState(params, opt_state, env_state, obs, key, jnp.int32(0), meta_params, hyper)
+        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
 
     def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
         """`num_steps` updates (rollout, Q(lambda), epochs of minibatch steps) from `state`."""

@@ -152,6 +152,17 @@ def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hy
     return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
 
 
+def initial_state(key: jax.Array, meta_params, hyper: Hyper, network, env, config: TrainConfig,
+                  objective: Objective) -> TrainState:
+    """A trainer's state before its first update (PPO's and PQN's): envs reset, `network` initialised, the
+    objective's optimiser state, update counter 0."""
+    key, init_key, reset_key = jax.random.split(key, 3)
+    obs, env_state = trainer_envs(env, config, hyper).reset(reset_key)
+    params = network.init(init_key, obs[:1])
+    opt_state = trainer_optimizer(objective, config, meta_params, hyper).init(params)
+    return TrainState(params, opt_state, env_state, obs, key, jnp.int32(0), meta_params, hyper)
+
+
 def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """Build PPO / mirror learning's steppable trainer of `config` (a full config, or a static one:
     `metadisco.hyper.static_of`, whose functions then need `hyper`). Only the static fields shape the program.
@@ -186,12 +197,7 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return total, aux
 
     def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        hyper = resolve_hyper(hyper, defaults)
-        key, init_key, reset_key = jax.random.split(key, 3)
-        obs, env_state = vec_env(hyper).reset(reset_key)
-        params = network.init(init_key, obs[:1])
-        opt_state = make_optimizer(meta_params, hyper).init(params)
-        return TrainState(params, opt_state, env_state, obs, key, jnp.int32(0), meta_params, hyper)
+        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
 
     def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
         """`num_steps` updates (rollout, GAE, epochs of minibatch steps) from `state`."""
