@@ -1,5 +1,10 @@
-"""What the tests that run the command line in child processes share: their time limit, and a file's line count
-(how far a run has got)."""
+"""What the tests that run the command line in child processes share: their time limit, a file's line count
+(how far a run has got), and a SIGKILL at a random point of a run."""
+
+import os
+import random
+import signal
+import time
 
 TIMEOUT = 600  # seconds a child process may take before the test fails
 
@@ -10,3 +15,17 @@ def line_count(path) -> int:
         return len(path.read_text().splitlines())
     except FileNotFoundError:
         return 0
+
+
+def kill_at_random_point(proc, metrics_path, max_lines: int, max_delay: float) -> None:
+    """SIGKILL `proc` after a random number of lines (1..max_lines) of `metrics_path`, then a random delay inside
+    the next unit of work; assert it was killed, not finished."""
+    rng = random.Random(os.getpid())
+    kill_after = rng.randint(1, max_lines)
+    deadline = time.monotonic() + TIMEOUT
+    while line_count(metrics_path) < kill_after and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(rng.uniform(0.0, max_delay))
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"

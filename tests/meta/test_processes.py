@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
-from processes import TIMEOUT, line_count
+from processes import TIMEOUT, kill_at_random_point, line_count
 from tiny_meta import fitness_columns, read_metrics, tiny
 
 from metadisco.meta.loop import meta_train
@@ -44,15 +41,7 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
 
     run = tmp_path / "run"
     proc = cli(config_path, run)
-    rng = random.Random(os.getpid())
-    kill_after = rng.randint(1, 8)  # generations logged before the kill; then a random point inside the next one
-    deadline = time.monotonic() + TIMEOUT
-    while line_count(run / "metrics.jsonl") < kill_after and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    time.sleep(rng.uniform(0.0, 0.05))
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=TIMEOUT)
-    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    kill_at_random_point(proc, run / "metrics.jsonl", 8, 0.05)  # 1-8 generations logged, then inside the next
     assert line_count(run / "metrics.jsonl") < 24
 
     finish(cli(config_path, run, "--resume"))

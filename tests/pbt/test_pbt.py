@@ -5,18 +5,14 @@ ends byte-identical to an uninterrupted run."""
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
 import subprocess
 import sys
-import time
 
 import jax
 import numpy as np
 import pytest
 import yaml
-from processes import TIMEOUT, line_count
+from processes import TIMEOUT, kill_at_random_point, line_count
 from test_hyper import TINY
 
 from metadisco.errors import UserError
@@ -180,15 +176,7 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
     _, err = (proc := cli(reference)).communicate(timeout=TIMEOUT)  # uninterrupted
     assert proc.returncode == 0, err[-2000:]
     proc = cli(run)
-    rng = random.Random(os.getpid())
-    kill_after = rng.randint(1, 20)
-    deadline = time.monotonic() + TIMEOUT
-    while line_count(run / "metrics.jsonl") < kill_after and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    time.sleep(rng.uniform(0.0, 0.02))
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=TIMEOUT)
-    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    kill_at_random_point(proc, run / "metrics.jsonl", 20, 0.02)
     assert line_count(run / "metrics.jsonl") < 40
 
     proc = cli(run, "--resume")
