@@ -1,0 +1,21 @@
+"""PPO's final return (lr 2.5e-3, each env's preset otherwise) at candidate budgets, beside the random policy's
+return: which budgets learn, beat random, and do not saturate. PPO only; no objective is tried here."""
+import sys, time
+import metadisco.devices
+metadisco.devices.use_all_cores()
+import numpy as np
+from metadisco.objectives import BUILTIN_OBJECTIVES
+from metadisco.train_seeds import resolve_config, train_seeds
+from metadisco.evaluate.runner import random_policy_return
+
+ppo = BUILTIN_OBJECTIVES["ppo"]
+for spec in sys.argv[1:]:
+    env, budgets, seeds = spec.split("@")
+    rnd = random_policy_return(env)
+    for b in budgets.split(","):
+        cfg = resolve_config(env, overrides=["lr=0.0025"], timesteps=int(float(b)))
+        t = time.time()
+        r = train_seeds(env, ppo, ppo.zero_meta(), cfg, int(seeds))
+        fr = np.asarray(r.final_return)
+        print(f"{env:24s} {int(float(b)):>8d} seeds {seeds}: final {np.nanmean(fr):9.3f} +- {np.nanstd(fr):7.3f}"
+              f"  min {np.nanmin(fr):8.3f} max {np.nanmax(fr):8.3f}  random {rnd:8.3f}  ({time.time()-t:.0f}s)", flush=True)
