@@ -163,28 +163,36 @@ def env_only_figure(timesteps: int, repeats: int) -> dict:
     return {"env_steps_per_second": statistics.median(samples), "samples": samples}
 
 
-def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None) -> dict:
-    """All figures; `say` reports progress."""
+PEER_FIGURES = ("ppo", "pqn")  # figure groups: PPO (seeds, population, compile, env only), PQN (seeds)
+
+
+def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None,
+                figures: tuple[str, ...] = PEER_FIGURES) -> dict:
+    """The figures of the groups in `figures` (default all); `say` reports progress."""
     out = {"env": ENV, "preset": "classic", "repeats": repeats, "load_before": _load()}
-    say(f"peers: 1 seed x {timesteps} steps, alternating metadisco / rejax {repeats} times")
-    out["seeds_1"] = seeds_figure(1, timesteps, repeats)
-    say(f"peers: 16 seeds x {timesteps} steps")
-    out["seeds_16"] = seeds_figure(16, timesteps, repeats)
-    say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
-    out["population"] = population_figure(repeats)
-    say("peers: compile seconds, 1 seed")
-    out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
-    say("peers: env only")
-    out["env_only_seeds_1"] = env_only_figure(timesteps, repeats)
-    say(f"peers: PQN, 1 and 16 seeds x {timesteps} steps (pqn_classic: 32 envs x 64 steps, 2 x 256 LayerNorm)")
-    out["pqn_seeds_1"] = seeds_figure(1, timesteps, repeats, "pqn")
-    out["pqn_seeds_16"] = seeds_figure(16, timesteps, repeats, "pqn")
+    head = {}
+    if "ppo" in figures:
+        say(f"peers: 1 seed x {timesteps} steps, alternating metadisco / rejax {repeats} times")
+        out["seeds_1"] = seeds_figure(1, timesteps, repeats)
+        say(f"peers: 16 seeds x {timesteps} steps")
+        out["seeds_16"] = seeds_figure(16, timesteps, repeats)
+        say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
+        out["population"] = population_figure(repeats)
+        say("peers: compile seconds, 1 seed")
+        out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
+        say("peers: env only")
+        out["env_only_seeds_1"] = env_only_figure(timesteps, repeats)
+        head.update({
+            "seeds_1_ratio": out["seeds_1"]["ratio"], "seeds_16_ratio": out["seeds_16"]["ratio"],
+            "population_ratio": out["population"]["ratio"], "compile_ratio": out["compile"]["ratio"],
+            "targets": {"seeds_1_ratio": ">= 1.0", "seeds_16_ratio": ">= 1.5", "population_ratio": ">= 1.5",
+                        "compile_ratio": "<= 1.2"}})
+    if "pqn" in figures:
+        say(f"peers: PQN, 1 and 16 seeds x {timesteps} steps (pqn_classic: 32 envs x 64 steps, 2 x 256 LayerNorm)")
+        out["pqn_seeds_1"] = seeds_figure(1, timesteps, repeats, "pqn")
+        out["pqn_seeds_16"] = seeds_figure(16, timesteps, repeats, "pqn")
+        head.update({"pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"],
+                     "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"]})
     out["load_after"] = _load()
-    out["headline"] = {
-        "seeds_1_ratio": out["seeds_1"]["ratio"], "seeds_16_ratio": out["seeds_16"]["ratio"],
-        "population_ratio": out["population"]["ratio"], "compile_ratio": out["compile"]["ratio"],
-        "pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"], "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"],
-        "targets": {"seeds_1_ratio": ">= 1.0", "seeds_16_ratio": ">= 1.5", "population_ratio": ">= 1.5",
-                    "compile_ratio": "<= 1.2"},
-    }
+    out["headline"] = head
     return out

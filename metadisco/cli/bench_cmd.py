@@ -19,6 +19,11 @@ def add_parser(sub, name):
     p.add_argument("--peers", action="store_true",
                    help="also run rejax's PPO (pip install -e '.[bench]') at the same settings, alternating: "
                         "steps/s for 1 seed, 16 seeds and a quickstart-shaped population, and compile seconds")
+    p.add_argument("--peer-figures", default="ppo,pqn",
+                   help="with --peers: comma-separated figure groups, ppo (1 and 16 seeds, population, compile, "
+                        "env only) and pqn (1 and 16 seeds against rejax's PQN); default ppo,pqn")
+    p.add_argument("--only-peers", action="store_true",
+                   help="with --peers: write the peer figures alone (skip the per-env cases and learned pieces)")
     p.add_argument("--repeats", type=positive_int("--repeats"), default=3,
                    help="alternating runs per peer figure (default 3)")
     p.add_argument("--meta", action="store_true",
@@ -65,6 +70,7 @@ def run(args) -> int:
     for case in cases:
         check_trainer_fits(resolve_config(case.env_id, timesteps=case.timesteps), max(seed_counts),
                            f"bench {case.env_id}: --seeds {max(seed_counts):,}")
+    peer_figures = _peer_figures(args)
     check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
     if args.peers:
         from metadisco import peers
@@ -75,10 +81,19 @@ def run(args) -> int:
     if args.peers:  # first: the headline figures
         from metadisco.bench_peers import bench_peers
 
-        figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say)
+        figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say, peer_figures)
         head = figures["headline"]
-        say(f"  metadisco / rejax: 1 seed {head['seeds_1_ratio']:.2f}x, 16 seeds {head['seeds_16_ratio']:.2f}x, "
-            f"population {head['population_ratio']:.2f}x (steps/s); compile {head['compile_ratio']:.2f}x (seconds)")
+        if "seeds_1_ratio" in head:
+            say(f"  metadisco / rejax: 1 seed {head['seeds_1_ratio']:.2f}x, 16 seeds {head['seeds_16_ratio']:.2f}x, "
+                f"population {head['population_ratio']:.2f}x (steps/s); compile {head['compile_ratio']:.2f}x "
+                "(seconds)")
+        if "pqn_seeds_1_ratio" in head:
+            say(f"  PQN, metadisco / rejax: 1 seed {head['pqn_seeds_1_ratio']:.2f}x, 16 seeds "
+                f"{head['pqn_seeds_16_ratio']:.2f}x (steps/s)")
+        if args.only_peers:
+            write_json(args.out, results)
+            say(f"wrote {args.out}")
+            return 0
     for case in cases:
         say(f"bench {case.env_id}: {case.timesteps} steps per seed, seeds {seed_counts}")
         results["cases"][case.env_id] = bench_train.bench_case(case, seed_counts)
@@ -97,3 +112,18 @@ def run(args) -> int:
     write_json(args.out, results)
     say(f"wrote {args.out}")
     return 0
+
+
+def _peer_figures(args) -> tuple[str, ...]:
+    """--peer-figures as a tuple of known groups; --only-peers and --peer-figures need --peers."""
+    from metadisco.bench_peers import PEER_FIGURES
+    from metadisco.errors import UserError
+    from metadisco.validate import shorten
+
+    groups = tuple(g.strip() for g in args.peer_figures.split(",") if g.strip())
+    if not groups or any(g not in PEER_FIGURES for g in groups):
+        raise UserError(f"--peer-figures must be a comma-separated subset of {', '.join(PEER_FIGURES)}, got "
+                        f"{shorten(args.peer_figures)}")
+    if not args.peers and (args.only_peers or args.peer_figures != "ppo,pqn"):
+        raise UserError("--only-peers and --peer-figures choose peer figures: add --peers")
+    return groups
