@@ -1,6 +1,6 @@
 """A search space over a trainer's traced settings: a range per setting, on a log or a linear scale.
 
-Written in a config (`space:` of a sweep or PBT config, `hyper:` of a meta-training config) as
+Written in a config (`space:` of a sweep or PBT config) as
 
     lr: {low: 1.0e-5, high: 1.0e-1}              # log scale: the default for lr, max_grad_norm and vf_coef
     ent_coef: {low: 0.0, high: 0.05}             # linear: the default for the others
@@ -8,8 +8,9 @@ Written in a config (`space:` of a sweep or PBT config, `hyper:` of a meta-train
     gamma: [0.95, 0.99, 0.999]                   # a list: exactly these values (a grid's points)
 
 Positions inside a range are "units" in [0, 1], uniform on the range's scale (`to_unit` / `from_unit`): grids
-are evenly spaced in units, random points are uniform in units, and the ES of a meta-training run searches in
-units, so a step means the same factor anywhere in a log range.
+are evenly spaced in units and random points are uniform in units, so a step means the same factor anywhere in
+a log range. A meta-training config's `hyper:` section searches differently, by offsets from each task's own
+values with no range to fill (`metadisco.meta.hyper_search`); it shares the natural scales (`NATURAL_LOG`).
 """
 
 from __future__ import annotations

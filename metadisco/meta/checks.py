@@ -61,7 +61,9 @@ def check_meta_config(config) -> None:
         raise unknown_name_error("start", config.start, STARTS)
     check_float("start_scale", config.start_scale, 0.0)
     _check_strategy(config.strategy)
-    meta_parameters = _objective_size(config.objective)
+    if config.hyper:
+        _check_hyper(config)
+    meta_parameters = _objective_size(config.objective) + len(config.hyper.searched)
     check_population_fits(population, meta_parameters, f"strategy.population_size {population:,}")
 
 
@@ -90,6 +92,18 @@ def _check_tasks(tasks, where: str, runs_per_seed: int, algorithm: str) -> None:
                 raise UserError(f"{where}.{i} ({task.env}): {e}") from None
             check_trainer_fits(train_config, runs_per_seed * task.seeds,
                                f"{where}.{i}: {runs_per_seed:,} members x seeds {task.seeds:,}")
+
+
+def _check_hyper(config) -> None:
+    """The `hyper:` section against every task's (and validation task's) trainer config at every length."""
+    from metadisco.meta.hyper_search import check_against_tasks
+    from metadisco.train_seeds import resolve_config
+
+    algorithm = config.objective.algorithm
+    resolved = [(f"{where}.{i} ({task.env})", resolve_config(task.env, task.preset, task.train, timesteps, algorithm))
+                for where, tasks in (("tasks", config.tasks), ("validation.tasks", config.validation.tasks))
+                for i, task in enumerate(tasks) for timesteps in task.lifetimes]
+    check_against_tasks(config.hyper, resolved, algorithm)
 
 
 def _check_strategy(s) -> None:

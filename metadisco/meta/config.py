@@ -10,6 +10,8 @@
     validation:     {tasks: [...], every}           meta-validation envs: the ES mean against PPO every k
                                                     generations; the best is kept as objective_best.msgpack
     strategy:       {name, population_size, sigma_init, lr, ...}             the evosax strategy (strategy.py)
+    hyper:          {lr: {scale: log}, ...}         trainer settings evolved beside the objective, as offsets
+                                                    from each task's own values (hyper_search.py)
     fitness:        final_return | mean_return
     generations, seed, eval_every, checkpoint_every, baseline_seeds, start, start_scale
     held_out_envs:  [ids]   envs meta-training never touches (read by evaluation); `ID@TIMESTEPS` gives an env
@@ -39,6 +41,7 @@ import yaml
 from metadisco.config import split_assignment, train_setting
 from metadisco.errors import UserError, unknown_name_error
 from metadisco.io import read_yaml
+from metadisco.meta.hyper_search import HyperSearch, parse_hyper
 from metadisco.objectives import Objective
 from metadisco.safe_yaml import check_plain_data, load_value
 from metadisco.validate import check_finite_tree, coerce, shorten
@@ -210,10 +213,11 @@ class MetaConfig:
     normalise: str = "fixed"
     validation: ValidationConfig = ValidationConfig()
     plugins: tuple[str, ...] = ()  # plugin modules (metadisco.plugins), loaded before the objective is read
+    hyper: HyperSearch = HyperSearch()  # trainer settings the ES evolves with the objective (none by default)
     # The objective section as written (after --set), for the resolved config; None when built in code.
     objective_written: dict | None = field(default=None, compare=False, repr=False)
 
-    PARSERS: typing.ClassVar = {"objective": _objective}
+    PARSERS: typing.ClassVar = {"objective": _objective, "hyper": parse_hyper}
 
     def validate(self) -> MetaConfig:
         """Check every value once, where the config enters: names, types, finiteness, ranges, and sizes against
@@ -229,7 +233,7 @@ class MetaConfig:
             plain["objective"] = plain_data(self.objective_written)
         # Sections that older configs lacked are left out while they hold their defaults, so the resolved
         # config (and its digest, which --resume checks) of a run made before they existed is unchanged.
-        for name in ("sampling", "normalise", "validation", "plugins"):
+        for name in ("sampling", "normalise", "validation", "plugins", "hyper"):
             if getattr(self, name) == _DEFAULTS[name]:
                 del plain[name]
         return plain
@@ -238,13 +242,14 @@ class MetaConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
 
 
-_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig(), "plugins": ()}
+_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig(), "plugins": (),
+             "hyper": HyperSearch()}
 
 
 def plain_data(value):
     """A config value as plain YAML data (tuples as lists, sections as mappings, an objective as its spec of
     the slots and options that differ from the default objective)."""
-    if isinstance(value, Settings):
+    if isinstance(value, (Settings, HyperSearch)):
         return value.to_plain()
     if isinstance(value, Objective):
         return _short_spec(value)

@@ -12,7 +12,9 @@ The pieces, each usable on its own:
 Every generation writes a metrics.jsonl line and objective.msgpack (the ES mean), and a checkpoint every
 `checkpoint_every` generations; a resumed run repeats exactly what the uninterrupted run would have done
 (every key derives from (config.seed, generation)). The ES mean is scored on fresh seeds every `eval_every`
-generations; with validation tasks, the best-validating ES mean is kept as objective_best.msgpack.
+generations; with validation tasks, the best-validating ES mean is kept as objective_best.msgpack. With a
+`hyper:` section the objective files hold the objective's meta-parameters alone and hyper.json the evolved
+settings (of the ES mean, and of the kept objective).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from metadisco.meta import distributed as dist
 from metadisco.meta.baselines import Baselines, measure_baselines
 from metadisco.meta.callbacks import MetaCurveFigure, ProgressBar, Seconds, Timing, notify
 from metadisco.meta.config import MetaConfig, parse_config
-from metadisco.meta.rundir import BASELINES, BEST_OBJECTIVE, OBJECTIVE, SUMMARY, RunDir
+from metadisco.meta.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
 from metadisco.meta.step import (  # noqa: F401  (the stream tags and fitness helpers are part of this API)
     EVAL_STREAM,
     INIT_STREAM,
@@ -51,11 +53,12 @@ class RunResult:
     generations_done: int
     fitness_of_initial_mean: float | None
     fitness_of_final_mean: float | None
-    mean: Any  # the final ES mean (host numpy pytree)
+    mean: Any  # the final ES mean's objective meta-parameters (host numpy pytree), as objective.msgpack holds
     timing: Timing
     best_generation: int | None = None  # with validation: the generation of the kept objective
     best_validation: float | None = None  # its PPO-normalised validation score
     fitness_of_best: float | None = None  # its PPO-normalised fitness on fresh seeds of the training tasks
+    hyper: dict | None = None  # with a `hyper:` section: the final ES mean's settings, as hyper.json's es_mean
 
 
 def _stderr(message: str) -> None:
@@ -79,14 +82,42 @@ class _Run:
     def steps_per_pass(self, tasks, rows: int) -> int:
         return sum(rows * t.cfg.seeds * t.steps_per_run for t in tasks)
 
-    def keep_if_best(self, meta, generation: int, extra: dict, score: float | None) -> None:
+    def keep_if_best(self, point, generation: int, extra: dict, score: float | None) -> None:
         """Keep the ES mean as objective_best.msgpack when its validation score is the best so far (generation
-        0, PPO itself, scores 1 and is kept first; ties keep the earlier objective)."""
+        0, PPO itself, scores 1 and is kept first; ties keep the earlier objective). Its hyper units, if any,
+        go to the checkpoint's facts (`best_hyper`) and hyper.json."""
         if score is None or ("best_validation" in extra and score <= extra["best_validation"]):
             return
         extra["best_validation"], extra["best_generation"] = float(score), int(generation)
+        meta, units = self.step.split(point)
+        if units is not None:
+            extra["best_hyper"] = {name: float(np.asarray(u)) for name, u in units.items()}
         if self.run_dir is not None:
             self.run_dir.write_objective(self.step.objective, meta, best=True)
+
+    def best_point(self, extra: dict):
+        """The kept ES point: objective_best.msgpack's meta-parameters, with the kept hyper units (`extra`)."""
+        meta = self.run_dir.load_best_meta()
+        if not self.step.hyper:
+            return meta
+        return self.step.hyper.join(meta, {k: np.float32(v) for k, v in extra["best_hyper"].items()})
+
+    def hyper_report(self, units: dict, generation: int) -> dict:
+        """One point's evolved settings, for hyper.json: its units and each task's values."""
+        return {"generation": int(generation), "units": {k: float(np.asarray(v)) for k, v in units.items()},
+                "tasks": self.step.hyper_values(units)}
+
+    def write_mean(self, point, generation: int, extra: dict) -> None:
+        """objective.msgpack (the ES mean's objective) and, with a `hyper:` section, hyper.json: the ES mean's
+        settings and the kept objective's (`best`, with validation)."""
+        meta, units = self.step.split(point)
+        self.run_dir.write_objective(self.step.objective, meta)
+        if units is None:
+            return
+        doc = {"searched": self.step.hyper.to_plain(), "es_mean": self.hyper_report(units, generation)}
+        if "best_hyper" in extra:
+            doc["best"] = self.hyper_report(extra["best_hyper"], extra["best_generation"])
+        self.run_dir.write_json(HYPER, doc)
 
     def fitness_of_best(self, extra: dict, final_mean_fitness: float | None) -> float | None:
         """The kept objective's PPO-normalised fitness on fresh seeds of every training task (and length)."""
@@ -95,7 +126,7 @@ class _Run:
         if self.run_dir is None:
             return None
         step = self.step
-        return step.score_paired(self.run_dir.load_best_meta(), step.tasks, step.fresh_keys, self.baselines,
+        return step.score_paired(self.best_point(extra), step.tasks, step.fresh_keys, self.baselines,
                                  step.population_rows())[0]
 
     def checkpoint(self, es_state, generation: int, env_steps: int, extra: dict, metrics_lines: int) -> None:
@@ -116,6 +147,8 @@ class _Run:
                    "fitness_of_final_mean": extra.get("fitness_of_final_mean"),
                    "normalisers": self.baselines.normalisers, "objective": OBJECTIVE,
                    "devices": self.step.devices}
+        if self.step.hyper:
+            summary["hyper"] = HYPER
         if self.step.paired:
             summary["normalise"] = "paired: 1 + (x - ppo on the same seed keys) / ppo_gap[task]"
             summary["random_policy"] = self.baselines.random
@@ -170,7 +203,7 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
         extra["validation_of_initial_mean"] = step.validation(mean, baselines)[0]
         run.keep_if_best(mean, 0, extra, extra["validation_of_initial_mean"])
     if writer and ckpt is None:
-        run_dir.write_objective(step.objective, step.mean(es_state))
+        run.write_mean(step.mean(es_state), 0, extra)
         run.checkpoint(es_state, 0, env_steps, extra, metrics_lines=0)
 
     final = extra.get("fitness_of_final_mean") if start >= config.generations else None
@@ -213,7 +246,7 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
         line["es_seconds"] = out_g.es_seconds
         if writer:
             run_dir.append_metrics(line)
-            run_dir.write_objective(step.objective, step.mean(es_state))
+            run.write_mean(step.mean(es_state), g + 1, extra)
             if ((g + 1) % config.checkpoint_every == 0 or g + 1 == config.generations):
                 run.checkpoint(es_state, g + 1, env_steps, extra, metrics_lines=g + 1)
         t3 = time.perf_counter()
@@ -222,8 +255,10 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
     done = max(start, config.generations)
     if writer:
         run.write_summary(extra, env_steps, done)
-    result = RunResult(done, extra.get("fitness_of_initial_mean"), final, step.mean(es_state), timing,
-                       extra.get("best_generation"), extra.get("best_validation"), extra.get("fitness_of_best"))
+    meta, units = step.split(step.mean(es_state))
+    result = RunResult(done, extra.get("fitness_of_initial_mean"), final, meta, timing,
+                       extra.get("best_generation"), extra.get("best_validation"), extra.get("fitness_of_best"),
+                       run.hyper_report(units, done) if units is not None else None)
     notify(callbacks, "on_end", result, run_dir)
     return result
 

@@ -6,6 +6,8 @@
     metrics.jsonl            one JSON object per generation, appended and fsync'd
     objective.msgpack        the ES mean, rewritten every generation
     objective_best.msgpack   with validation: the ES mean that scored best on the validation tasks
+    hyper.json               with a `hyper:` section: the evolved settings (units and each task's values) of
+                             the ES mean and of the kept objective; the objective files hold no settings
     checkpoints/             gen_NNNNNN.msgpack (`metadisco.meta.checkpoint`)
     summary.json             written at the end of a run
     meta_curve.png           the population's fitness and the ES mean's per generation (a callback draws it)
@@ -32,6 +34,7 @@ BASELINES = "baselines.json"
 METRICS = "metrics.jsonl"
 OBJECTIVE = "objective.msgpack"
 BEST_OBJECTIVE = "objective_best.msgpack"
+HYPER = "hyper.json"
 CHECKPOINTS = "checkpoints"
 SUMMARY = "summary.json"
 META_CURVE = "meta_curve.png"

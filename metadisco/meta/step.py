@@ -13,6 +13,10 @@ in their perturbation). A member with a non-finite return on any seed (diverged)
 `to_minimise` makes the worst. With `normalise: paired` PPO trains on the same seed keys in the same call and
 each member scores 1 + (member - PPO) / ppo_gap per task (`metadisco.meta.paired`).
 
+With a `hyper:` section the ES point is {"objective": meta-parameters, "hyper": {setting: units}}
+(`metadisco.meta.hyper_search`): the population program trains each member's objective with its own
+hyperparameters (the task's own values moved by the member's units), and the PPO control keeps the task's own.
+
 Every key derives from (config.seed, generation), so a run resumed from a checkpoint repeats exactly what the
 uninterrupted run would have done. The ES mean is scored on fresh seeds (a key stream training never uses, the
 same at every evaluation, so evaluations pair), reusing the compiled population program.
@@ -130,7 +134,8 @@ class GenerationStep:
         for g in range(10):
             state, out = step(state, g, baselines)
             print(g, out.fitness.mean())
-        save_objective("mine.msgpack", step.objective, step.mean(state))
+        meta, units = step.split(step.mean(state))   # units: None without a `hyper:` section
+        save_objective("mine.msgpack", step.objective, meta)
     """
 
     def __init__(self, config: MetaConfig, mesh=None):
@@ -138,8 +143,9 @@ class GenerationStep:
         self.objective = config.objective
         self.paired = config.normalise == "paired"
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
-        start = start_point(self.objective, config.start, jax.random.fold_in(self.base_key, START_STREAM),
-                            config.start_scale)
+        self.hyper = config.hyper  # the settings evolved with the objective (empty: none)
+        start = self.hyper.point(start_point(self.objective, config.start,
+                                             jax.random.fold_in(self.base_key, START_STREAM), config.start_scale))
         self.strategy: Strategy = make_strategy(config.strategy, start)
         self.mesh = mesh if mesh is not None else dist.make_mesh()
         dist.check_population(config.strategy.population_size, self.mesh)
@@ -161,8 +167,9 @@ class GenerationStep:
         self.valid_tasks: list[Task] = [t for lengths in build_tasks(
             config.validation.tasks, self.objective, config.fitness, self.mesh, "validation.tasks")
             for t in lengths]
-        # PPO on the same seed keys: every learned piece at zero is the handcrafted baseline exactly.
-        self.control = self.objective.zero_meta()
+        # PPO on the same seed keys: every learned piece at zero is the handcrafted baseline exactly, at each
+        # task's own hyperparameters (units zero).
+        self.control = self.hyper.point(self.objective.zero_meta())
 
     @property
     def population_size(self) -> int:
@@ -189,8 +196,19 @@ class GenerationStep:
                           dist.to_global(np.asarray(fitness).astype(np.float32), self.mesh), es_state)
 
     def mean(self, es_state):
-        """The ES mean (host numpy pytree): the objective's meta-parameters."""
+        """The ES mean (host numpy pytree): the objective's meta-parameters, or with a `hyper:` section the ES
+        point {"objective": meta-parameters, "hyper": units} (`split` parts them)."""
         return dist.to_host(self._mean(es_state))
+
+    def split(self, point) -> tuple[Any, dict | None]:
+        """(objective meta-parameters, hyper units {setting: value} or None) of an ES point or rows of them."""
+        return self.hyper.split(point)
+
+    def hyper_values(self, units) -> dict[str, dict[str, float]]:
+        """The evolved settings of one ES point's `units` on every training and validation task, as its
+        trainer gets them: {task name: {setting: value}}."""
+        return {task.name: self.hyper.task_values(task.train_config, units)
+                for task in self.tasks + self.valid_tasks}
 
     # -- keys -----------------------------------------------------------------------------------------
 
@@ -248,10 +266,16 @@ class GenerationStep:
     # -- fitness --------------------------------------------------------------------------------------
 
     def train_rows(self, task: Task, rows, keys) -> np.ndarray:
-        """Run `task`'s population program on `rows` (device pytree, leaves [M, ...]) and host seed keys
-        [M, S, 2]: returns [M, S] (host)."""
-        hypers = dist.to_global(task.hypers(np.shape(keys)[0]), self.mesh)
-        return dist.to_host(task.population_program(rows, dist.to_global(keys, self.mesh), hypers))
+        """Run `task`'s population program on `rows` (ES points, device pytree, leaves [M, ...]) and host seed
+        keys [M, S, 2]: returns [M, S] (host). With a `hyper:` section each row trains with the task's own
+        hyperparameters moved by its units; without, every row has the task's own."""
+        meta, units = self.split(rows)
+        if units is None:
+            hypers = task.hypers(np.shape(keys)[0])
+        else:
+            hypers = self.hyper.task_hypers(task.train_config, dist.to_host(units))
+        return dist.to_host(task.population_program(meta, dist.to_global(keys, self.mesh),
+                                                    dist.to_global(hypers, self.mesh)))
 
     def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
                            ) -> PopulationFitness:
@@ -295,9 +319,10 @@ class GenerationStep:
 
     def score_paired(self, meta, tasks: list[Task], keys_of, baselines, min_rows: int = 0
                      ) -> tuple[float | None, dict]:
-        """PPO-normalised score of one objective `meta` against PPO on the same keys: each task's rows are
-        (meta, PPO) pairs, pair j on seeds `keys_of(task)[j]`, padded to `min_rows` (the population's row count
-        reuses the population's compiled program); (mean over tasks, {task name: score})."""
+        """PPO-normalised score of one ES point `meta` (the objective, and hyper units if searched) against PPO
+        on the same keys: each task's rows are (meta, PPO) pairs, pair j on seeds `keys_of(task)[j]`, padded to
+        `min_rows` (the population's row count reuses the population's compiled program); (mean over tasks,
+        {task name: score})."""
         per_task = {}
         for task in tasks:
             keys = keys_of(task)  # [pairs, S, 2]
@@ -312,7 +337,7 @@ class GenerationStep:
         return value, per_task
 
     def mean_fitness(self, meta, baselines) -> float | None:
-        """Fitness (higher is better) of the objective `meta` (e.g. the ES mean) over P x S fresh seeds per
+        """Fitness (higher is better) of the ES point `meta` (e.g. the ES mean) over P x S fresh seeds per
         task (paired: PPO-normalised on fresh seeds of every task at every length); None if all diverged."""
         if self.paired:
             return self.score_paired(meta, self.tasks, self.fresh_keys, baselines, self.population_rows())[0]
@@ -326,5 +351,5 @@ class GenerationStep:
         return float(value) if np.isfinite(value) else None
 
     def validation(self, meta, baselines) -> tuple[float | None, dict]:
-        """The PPO-normalised score of the objective `meta` on the validation tasks (every length of each)."""
+        """The PPO-normalised score of the ES point `meta` on the validation tasks (every length of each)."""
         return self.score_paired(meta, self.valid_tasks, self.validation_keys, baselines)
