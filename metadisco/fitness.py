@@ -1,7 +1,9 @@
-"""Reductions of training metrics to one number per run, and the one place the ES sign is fixed.
+"""Reductions of training metrics to one number per run, the one place the ES sign is fixed, and the rank
+combination of a generation's tasks.
 
-All functions take `Metrics` whose leaves are [..., num_updates] and reduce the last axis, so they work
-inside `jit` on vmapped results as well as on numpy arrays after the fact.
+The reductions take `Metrics` whose leaves are [..., num_updates] and reduce the last axis, so they work
+inside `jit` on vmapped results as well as on numpy arrays after the fact. `ppo_gap`, `ppo_normalised`,
+`centered_ranks` and `mean_task_ranks` are host-side (numpy).
 """
 
 from __future__ import annotations
@@ -82,3 +84,40 @@ def to_minimise(fitness: jnp.ndarray) -> jnp.ndarray:
     best = jnp.min(jnp.where(finite, loss, jnp.inf))
     penalty = jnp.where(jnp.any(finite), worst + (worst - best) + 1.0, 0.0)
     return jnp.where(finite, loss, penalty)
+
+
+def centered_ranks(scores) -> np.ndarray:
+    """Scores [P] (higher is better) -> ranks [P] centred in [-0.5, 0.5], float64: the worst member -0.5, the best
+    0.5, tied members the mean of their ranks (so equal scores get equal ranks); a non-finite score (a diverged
+    member) ranks below every finite one, several tie. One member: 0."""
+    x = np.asarray(scores, np.float64).reshape(-1)
+    P = x.size
+    if P <= 1:
+        return np.zeros(P)
+    x = np.where(np.isfinite(x), x, -np.inf)
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]  # where each run of equal scores starts
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], P]  # one past each run's end
+    ranks = np.empty(P)
+    ranks[order] = ((starts + ends - 1) / 2)[np.cumsum(first) - 1]  # a run's members share its mean position
+    return ranks / (P - 1) - 0.5
+
+
+def mean_task_ranks(per_task) -> np.ndarray:
+    """Members' scores on each task of a generation, T arrays [P] -> [P]: the mean over tasks of each task's
+    `centered_ranks`, in [-0.5, 0.5] (meta-training's `combine: rank`).
+
+    Why: averaging normalised scores lets the task whose scores spread widest in normalised units order the
+    population (a task where PPO barely beats the random policy has a tiny PPO gap, so its scores span far more
+    than a near-ceiling task's), and a rank-based fitness shaping of that mean does not undo it. Ranking within
+    each task first makes every task count equally, whatever its scale: the result does not change under any
+    positive affine rescaling of one task's scores. A task on which no member has a finite score (PPO's control
+    had none, or every member diverged) orders nothing and is left out; with none left the result is all NaN,
+    an uninformative generation (`to_minimise` gives every member the same value)."""
+    per_task = [np.asarray(s, np.float64).reshape(-1) for s in per_task]
+    informative = [s for s in per_task if np.isfinite(s).any()]
+    if not informative:
+        return np.full(per_task[0].shape if per_task else (0,), np.nan)
+    return np.mean(np.stack([centered_ranks(s) for s in informative]), axis=0)

@@ -36,10 +36,12 @@ def check_meta_config(config) -> None:
         overlap = sorted(set(a) & set(b))
         if overlap:
             raise UserError(f"env {overlap[0]!r} is {what}")
-    from metadisco.meta.config import NORMALISERS
+    from metadisco.meta.config import COMBINES, NORMALISERS
 
     if config.normalise not in NORMALISERS:
         raise unknown_name_error("normalise", config.normalise, NORMALISERS)
+    if config.combine not in COMBINES:
+        raise unknown_name_error("combine", config.combine, COMBINES)
     k = config.sampling.tasks_per_generation
     if not 0 <= k <= len(config.tasks):
         raise UserError(f"sampling.tasks_per_generation must be in 0..{len(config.tasks)} (the number of tasks; "

@@ -7,6 +7,10 @@
     sampling:       {tasks_per_generation}          how many tasks each generation trains on (0: all)
     normalise:      fixed | paired                  fitness / |baseline| (fixed), or (x - random) / (ppo - random)
                                                     with PPO trained on the same seed keys every generation
+    combine:        mean | rank                     what the ES is told: the mean over the generation's tasks of
+                                                    members' scores (mean), or of their centred ranks within
+                                                    each task (rank: every task counts equally); metrics.jsonl
+                                                    reports the mean either way
     validation:     {tasks: [...], every}           meta-validation envs: the ES mean against PPO every k
                                                     generations; the best is kept as objective_best.msgpack
     strategy:       {name, population_size, sigma_init, lr, ...}             the evosax strategy (strategy.py)
@@ -193,6 +197,7 @@ class ValidationConfig:
 
 
 NORMALISERS = ("fixed", "paired")
+COMBINES = ("mean", "rank")  # how a generation's tasks combine into what the ES is told (fitness.mean_task_ranks)
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,7 @@ class MetaConfig:
     start_scale: float = 1.0
     sampling: SamplingConfig = SamplingConfig()
     normalise: str = "fixed"
+    combine: str = "mean"  # what the ES is told: mean of the tasks' scores | mean of their ranks (COMBINES)
     validation: ValidationConfig = ValidationConfig()
     plugins: tuple[str, ...] = ()  # plugin modules (metadisco.plugins), loaded before the objective is read
     hyper: HyperSearch = HyperSearch()  # trainer settings the ES evolves with the objective (none by default)
@@ -233,7 +239,7 @@ class MetaConfig:
             plain["objective"] = plain_data(self.objective_written)
         # Sections that older configs lacked are left out while they hold their defaults, so the resolved
         # config (and its digest, which --resume checks) of a run made before they existed is unchanged.
-        for name in ("sampling", "normalise", "validation", "plugins", "hyper"):
+        for name in ("sampling", "normalise", "combine", "validation", "plugins", "hyper"):
             if getattr(self, name) == _DEFAULTS[name]:
                 del plain[name]
         return plain
@@ -242,8 +248,8 @@ class MetaConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
 
 
-_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "validation": ValidationConfig(), "plugins": (),
-             "hyper": HyperSearch()}
+_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "combine": "mean", "validation": ValidationConfig(),
+             "plugins": (), "hyper": HyperSearch()}
 
 
 def plain_data(value):

@@ -45,6 +45,7 @@ from metadisco.meta.step import (  # noqa: F401  (the stream tags and fitness he
     combine,
     fitness_stats,
     member_fitness,
+    task_stats,
 )
 
 
@@ -152,6 +153,9 @@ class _Run:
         if self.step.paired:
             summary["normalise"] = "paired: 1 + (x - ppo on the same seed keys) / ppo_gap[task]"
             summary["random_policy"] = self.baselines.random
+        if self.step.ranked:
+            summary["combine"] = ("rank: the ES is told the mean over tasks of centred ranks within each task; "
+                                  "fitness_* are the normalised mean over tasks")
         if self.valid:
             summary.update({"objective_best": BEST_OBJECTIVE, "best_generation": extra.get("best_generation"),
                             "best_validation": extra.get("best_validation"),
@@ -219,6 +223,8 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
         if step.paired:
             line["tasks"] = [t.name for t in out_g.tasks]
             line["ppo"] = dict(out_g.ppo)
+        if len(step.tasks) > 1:  # which task moves the population, and which spreads it (what ranks the ES)
+            line["task_fitness"], line["task_spread"] = task_stats(out_g.tasks, out_g.scores)
         if g == 0:
             line["fitness_of_initial_mean"] = extra.get("fitness_of_initial_mean")
             if run.valid:

@@ -6,12 +6,17 @@ With P members, T tasks and S seeds per member and task:
     for each task t (tasks of different shapes run one after another, one compiled program each):
         returns_t = population_program_t(population, keys_t, hypers_t)  # [P, S]; members sharded over the mesh
     fitness = mean over tasks of (mean over seeds of returns_t) / |baseline_t|    # [P], higher is better
-    es_state = tell(key_g, population, to_minimise(fitness), es_state)
+    told = fitness, or with `combine: rank` mean over tasks of centred ranks within each task   # [P]
+    es_state = tell(key_g, population, to_minimise(told), es_state)
 
 All members of a generation train with the same S keys (common random numbers: antithetic pairs differ only
 in their perturbation). A member with a non-finite return on any seed (diverged) gets NaN fitness, which
 `to_minimise` makes the worst. With `normalise: paired` PPO trains on the same seed keys in the same call and
 each member scores 1 + (member - PPO) / ppo_gap per task (`metadisco.meta.paired`).
+
+What the ES is told and what is reported are kept apart: `fitness` (metrics.jsonl's `fitness_*`) is always the
+normalised mean over tasks; with `combine: rank` the ES is told the mean of the members' centred ranks within
+each task instead (`metadisco.fitness.mean_task_ranks`), so that every task counts equally in its ranking.
 
 With a `hyper:` section the ES point is {"objective": meta-parameters, "hyper": {setting: units}}
 (`metadisco.meta.hyper_search`): the population program trains each member's objective with its own
@@ -35,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from metadisco.fitness import ppo_gap, to_minimise
+from metadisco.fitness import mean_task_ranks, ppo_gap, to_minimise
 from metadisco.meta import distributed as dist
 from metadisco.meta import paired
 from metadisco.meta.config import MetaConfig
@@ -61,13 +66,18 @@ def member_fitness(returns: np.ndarray) -> np.ndarray:
     return np.where(ok, np.mean(np.where(np.isfinite(returns), returns, 0.0), axis=-1), np.nan)
 
 
-def combine(per_task: list[np.ndarray], normalisers: list[float | None]) -> np.ndarray:
-    """Mean over tasks of each task's fitness divided by the size of its normaliser (when it has one): [P].
+def scale(per_task: list[np.ndarray], normalisers: list[float | None]) -> list[np.ndarray]:
+    """Each task's fitness [P] divided by the size of its normaliser (when it has one): the per-task scores of
+    fixed normalisation.
 
     Dividing by |baseline| keeps the order of members on envs whose returns are negative (Acrobot, Pendulum),
     where dividing by the baseline itself would rank the worst member first."""
-    scaled = [f / abs(n) if n else f for f, n in zip(per_task, normalisers, strict=True)]
-    return np.mean(np.stack(scaled), axis=0)
+    return [f / abs(n) if n else f for f, n in zip(per_task, normalisers, strict=True)]
+
+
+def combine(per_task: list[np.ndarray], normalisers: list[float | None]) -> np.ndarray:
+    """Mean over tasks of each task's fitness divided by the size of its normaliser (`scale`): [P]."""
+    return np.mean(np.stack(scale(per_task, normalisers)), axis=0)
 
 
 def fitness_stats(fitness: np.ndarray) -> dict:
@@ -78,6 +88,15 @@ def fitness_stats(fitness: np.ndarray) -> dict:
         stats = {"fitness_mean": float(finite.mean()), "fitness_max": float(finite.max()),
                  "fitness_min": float(finite.min()), "fitness_std": float(finite.std())}
     return {**stats, "nan_count": int(fitness.size - finite.size)}
+
+
+def task_stats(tasks: list, scores: list[np.ndarray]) -> tuple[dict, dict]:
+    """Per task of a generation (by name), the population mean and the std of the members' finite scores [P],
+    in the units of `fitness` (None where no member has a finite score): which task moves the population and
+    which spreads it (`task_fitness`, `task_spread` in metrics.jsonl)."""
+    stats = {t.name: fitness_stats(np.asarray(s, np.float64)) for t, s in zip(tasks, scores, strict=True)}
+    return ({name: st["fitness_mean"] for name, st in stats.items()},
+            {name: st["fitness_std"] for name, st in stats.items()})
 
 
 def _strong(tree):
@@ -99,8 +118,11 @@ class GenerationKeys:
 @dataclass(frozen=True)
 class PopulationFitness:
     returns: list[np.ndarray]  # per task: [P, S] returns
-    fitness: np.ndarray  # [P], higher is better; NaN for a diverged member
+    fitness: np.ndarray  # [P] the normalised mean over tasks (reported), higher is better; NaN: diverged member
     ppo: dict[str, float]  # paired normalisation: PPO's fitness per task name on the same keys (else empty)
+    scores: list[np.ndarray]  # per task: [P] members' normalised scores, in the units of `fitness`
+    told: np.ndarray  # [P] what the ES is told (higher is better): `fitness` itself, or with combine: rank the
+    # mean over tasks of centred ranks (`metadisco.fitness.mean_task_ranks`)
 
 
 @dataclass(frozen=True)
@@ -109,10 +131,12 @@ class GenerationOutput:
     tasks: list[Task]  # the tasks this generation trained on
     population: Any  # the members asked for (device pytree, leaves [P, ...])
     returns: list[np.ndarray]
-    fitness: np.ndarray
+    fitness: np.ndarray  # reported: the normalised mean over tasks (`PopulationFitness.fitness`)
     ppo: dict[str, float]
     train_seconds: float  # training the population (the work itself)
     es_seconds: float  # ask + tell
+    scores: list[np.ndarray]  # per task: [P] normalised scores
+    told: np.ndarray  # [P] what the ES was told
 
 
 class GenerationStep:
@@ -142,6 +166,7 @@ class GenerationStep:
         self.config = config
         self.objective = config.objective
         self.paired = config.normalise == "paired"
+        self.ranked = config.combine == "rank"
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
         self.hyper = config.hyper  # the settings evolved with the objective (empty: none)
         start = self.hyper.point(start_point(self.objective, config.start,
@@ -284,7 +309,9 @@ class GenerationStep:
         if not self.paired:
             normalisers = baselines.normalisers_of(tasks)
             returns = [self.train_rows(task, population, keys) for task, keys in zip(tasks, task_keys, strict=True)]
-            return PopulationFitness(returns, combine([member_fitness(r) for r in returns], normalisers), {})
+            scores = scale([member_fitness(r) for r in returns], normalisers)
+            fitness = np.mean(np.stack(scores), axis=0)  # = combine(...)
+            return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores))
         P = self.population_size
         rows = dist.to_global(paired.with_control(dist.to_host(population), self.control, self.devices), self.mesh)
         returns, scores, controls = [], [], []
@@ -295,7 +322,14 @@ class GenerationStep:
             returns.append(out[:P])
             scores.append(paired.relative(member_fitness(out[:P]), ppo, baselines.scales[task.name]))
         ppo_scores = {t.name: float(c) for t, c in zip(tasks, controls, strict=True)}
-        return PopulationFitness(returns, paired.combine_tasks(scores, controls), ppo_scores)
+        fitness = paired.combine_tasks(scores, controls)
+        return PopulationFitness(returns, fitness, ppo_scores, scores, self.to_tell(fitness, scores))
+
+    def to_tell(self, fitness: np.ndarray, scores: list[np.ndarray]) -> np.ndarray:
+        """What the ES is told [P] (higher is better), from the reported `fitness` [P] and the per-task `scores`:
+        `fitness` itself (combine: mean), or the mean over tasks of the members' centred ranks within each task
+        (combine: rank; a task no member has a finite score on is left out, see `mean_task_ranks`)."""
+        return mean_task_ranks(scores) if self.ranked else fitness
 
     def __call__(self, es_state, generation: int, baselines) -> tuple[Any, GenerationOutput]:
         """One generation: ask, train the population on this generation's tasks, tell."""
@@ -309,11 +343,11 @@ class GenerationStep:
         scored = self.population_fitness(population, keys.tasks, tasks, baselines)
         t1 = time.perf_counter()
         t_train = t1 - t_train
-        es_state = self.tell(keys.tell, population, scored.fitness, es_state)
+        es_state = self.tell(keys.tell, population, scored.told, es_state)
         jax.block_until_ready(es_state)
         t_tell = time.perf_counter() - t1
         return es_state, GenerationOutput(generation, tasks, population, scored.returns, scored.fitness,
-                                          scored.ppo, t_train, t_ask + t_tell)
+                                          scored.ppo, t_train, t_ask + t_tell, scored.scores, scored.told)
 
     # -- the ES mean ----------------------------------------------------------------------------------
 
