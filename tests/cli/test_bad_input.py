@@ -165,6 +165,8 @@ ROWS = [
      "generations must be an integer"),
     ("start-scale-nan", ["meta-train", "{w}/tiny.yaml", "--set", "start_scale=.nan", "--out", "{out}"],
      "start_scale must be a finite"),
+    ("combine-typo", ["meta-train", "{w}/tiny.yaml", "--set", "combine=ranks", "--out", "{out}"],
+     "unknown combine 'ranks'; did you mean 'rank'?"),
     ("strategy-setting-nan", ["meta-train", "{w}/tiny.yaml", "--set", "strategy.settings.std_min=.nan",
                               "--out", "{out}"], "strategy.settings.std_min must be a finite"),
     ("task-lr-nan-in-yaml", ["meta-train", "{w}/nan_in_yaml.yaml", "--out", "{out}"], "lr must be a finite"),
