@@ -115,9 +115,13 @@ def mean_task_ranks(per_task) -> np.ndarray:
     each task first makes every task count equally, whatever its scale: the result does not change under any
     positive affine rescaling of one task's scores. A task on which no member has a finite score (PPO's control
     had none, or every member diverged) orders nothing and is left out; with none left the result is all NaN,
-    an uninformative generation (`to_minimise` gives every member the same value)."""
+    an uninformative generation (`to_minimise` gives every member the same value). A member with a non-finite
+    score on any informative task diverged: its result is NaN, which `to_minimise` ranks below every finite
+    member, as under `combine: mean` (ranking it worst on that task alone would let it place mid-pack)."""
     per_task = [np.asarray(s, np.float64).reshape(-1) for s in per_task]
     informative = [s for s in per_task if np.isfinite(s).any()]
     if not informative:
         return np.full(per_task[0].shape if per_task else (0,), np.nan)
-    return np.mean(np.stack([centered_ranks(s) for s in informative]), axis=0)
+    ranks = np.mean(np.stack([centered_ranks(s) for s in informative]), axis=0)
+    diverged = ~np.all(np.isfinite(np.stack(informative)), axis=0)
+    return np.where(diverged, np.nan, ranks)

@@ -62,6 +62,9 @@ def test_ties_share_their_mean_rank_and_non_finite_ranks_worst():
     np.testing.assert_allclose(centered_ranks([np.nan, np.inf, 0.0, -np.inf]), [-1 / 6, -1 / 6, 0.5, -1 / 6])
     # a task with no finite score orders nothing and is left out; none left: NaN, which the ES sees as a tie
     np.testing.assert_array_equal(mean_task_ranks([[np.nan, np.nan, np.nan], [2.0, 0.0, 1.0]]), [0.5, -0.5, 0.0])
+    # a member diverged on one task is NaN overall (the ES's worst), as under combine: mean
+    told = mean_task_ranks([[1.0, np.nan, 0.0], [0.0, 2.0, 1.0]])
+    assert np.isnan(told[1]) and np.asarray(to_minimise(told))[1] > np.asarray(to_minimise(told))[[0, 2]].max()
     told = mean_task_ranks([[np.nan] * 4, [np.nan] * 4])
     assert np.all(np.isnan(told)) and np.all(np.asarray(to_minimise(told)) == 0)
 
@@ -89,8 +92,12 @@ def test_ranks_are_invariant_to_any_positive_affine_rescaling_of_each_task():
         if not informative.any():
             assert np.all(np.isnan(told))
             continue
-        assert np.all((told >= -0.5) & (told <= 0.5))
-        assert np.isclose(told.sum(), 0.0)  # centred: every task's ranks sum to zero
+        diverged = ~np.isfinite(scores[informative]).all(axis=0)
+        assert np.array_equal(np.isnan(told), diverged)  # diverged on any task: NaN, the ES's worst
+        finite = told[~diverged]
+        assert np.all((finite >= -0.5) & (finite <= 0.5))
+        if not diverged.any():
+            assert np.isclose(told.sum(), 0.0)  # centred: every task's ranks sum to zero
         for t in np.flatnonzero(informative):  # within a task, a diverged member ranks below every finite one
             ranks = centered_ranks(scores[t])
             bad = ~np.isfinite(scores[t])
