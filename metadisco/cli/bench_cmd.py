@@ -19,7 +19,7 @@ def add_parser(sub, name):
     p.add_argument("--peers", action="store_true",
                    help="also run rejax's PPO (pip install -e '.[bench]') at the same settings, alternating: "
                         "steps/s for 1 seed, 16 seeds and a quickstart-shaped population, and compile seconds")
-    p.add_argument("--peer-figures", default="ppo,pqn",
+    p.add_argument("--peer-figures", default=None,
                    help="with --peers: comma-separated figure groups, ppo (1 and 16 seeds, population, compile, "
                         "env only) and pqn (1 and 16 seeds against rejax's PQN); default ppo,pqn")
     p.add_argument("--only-peers", action="store_true",
@@ -120,10 +120,12 @@ def _peer_figures(args) -> tuple[str, ...]:
     from metadisco.errors import UserError
     from metadisco.validate import shorten
 
+    if not args.peers and (args.only_peers or args.peer_figures is not None):
+        raise UserError("--only-peers and --peer-figures choose peer figures: add --peers")
+    if args.peer_figures is None:
+        return PEER_FIGURES
     groups = tuple(g.strip() for g in args.peer_figures.split(",") if g.strip())
     if not groups or any(g not in PEER_FIGURES for g in groups):
         raise UserError(f"--peer-figures must be a comma-separated subset of {', '.join(PEER_FIGURES)}, got "
                         f"{shorten(args.peer_figures)}")
-    if not args.peers and (args.only_peers or args.peer_figures != "ppo,pqn"):
-        raise UserError("--only-peers and --peer-figures choose peer figures: add --peers")
     return groups
