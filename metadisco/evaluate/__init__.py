@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods
+from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
 from metadisco.evaluate.runner import MethodRun, group_methods, random_policy_return, train_env
 
 __all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", "random_policy_return",
@@ -56,9 +56,10 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
         raise UserError(f"one evaluation trains one algorithm: {', '.join(by['ppo'])} are for ppo and "
                         f"{', '.join(by['pqn'])} for pqn; evaluate them apart (--baselines pqn for a TD objective)")
     if not envs:
-        if not Path(objective).is_dir():
+        run_dir = without_label(objective)
+        if not Path(run_dir).is_dir():
             raise UserError("give --envs ID[,ID...] (only a meta-training run directory has default envs)")
-        envs = held_out_envs(objective)
+        envs = held_out_envs(run_dir)
     budgets = [split_budget(spec) for spec in envs]  # 'ID@TIMESTEPS' sets that env's budget
     envs = [env for env, _ in budgets]
     duplicates = sorted({e for e in envs if envs.count(e) > 1})

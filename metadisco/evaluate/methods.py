@@ -3,11 +3,14 @@
 A method is an objective under a short label: a built-in name (`ppo`, `dpo`), an objective file (labelled by
 its file name without suffix) or a meta-training run directory (labelled by the directory's name), resolved by
 `metadisco.objectives.resolve` as every command does (its docstring states the run-directory contract).
+`LABEL=SOURCE` gives a method its own label, e.g. two `distil` outputs that are both `distilled.msgpack`:
+`parametric=dist_p/distilled.msgpack,symbolic=dist_s/distilled.msgpack`.
 RUN_DIR/config.yaml holds a top-level `held_out_envs: [ids]` list.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +35,30 @@ class Method:
     meta: Any  # meta-parameter pytree
 
 
+_LABEL = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def without_label(name_or_path: str) -> str:
+    """What `LABEL=SOURCE` stands for (SOURCE); any other text unchanged."""
+    label, sep, source = name_or_path.partition("=")
+    if sep and not Path(name_or_path).exists() and _LABEL.fullmatch(label):
+        return source
+    return name_or_path
+
+
 def method_from(name_or_path: str) -> Method:
-    """A method from a built-in name, an objective file or a run directory."""
+    """A method from a built-in name, an objective file or a run directory, optionally as `LABEL=SOURCE`.
+
+    An existing path containing `=` is read as a path: the label prefix only applies when the whole text is not
+    a file or directory.
+    """
+    label, sep, source = name_or_path.partition("=")
+    if sep and not Path(name_or_path).exists():
+        if not _LABEL.fullmatch(label) or not source:
+            raise UserError(f"method {name_or_path!r}: give LABEL=SOURCE with a label of letters, digits, '_', "
+                            "'-', '.' or '+' and a built-in name, objective file or run directory after '='")
+        r = resolve(source)
+        return Method(label, name_or_path, r.objective, r.meta)
     r = resolve(name_or_path)
     return Method(r.label, r.source, r.objective, r.meta)
 
@@ -59,6 +84,6 @@ def resolve_methods(objective: str, baselines: list[str]) -> list[Method]:
     for m in methods:
         if m.label in seen:
             raise UserError(f"two methods are both called {m.label!r} ({seen[m.label]!r} and {m.source!r}); "
-                            "leave the objective out of --baselines, or rename one file")
+                            "leave the objective out of --baselines, or label one as LABEL=SOURCE")
         seen[m.label] = m.source
     return methods

@@ -103,19 +103,19 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
     return {m.label: runs[m.label] for m in methods}
 
 
-def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000, seed: int = 0) -> float:
-    """Mean return of the episodes a uniformly random policy finishes in `num_steps` steps of `num_envs` envs.
+def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000, seed: int = 0,
+                         max_chunks: int = 10) -> float:
+    """Mean return of the episodes a uniformly random policy finishes in `num_envs` envs.
 
-    The zero point of normalised scores. NaN if no episode finishes (episodes longer than `num_steps`).
+    The zero point of normalised scores. The envs run in chunks of `num_steps` steps until at least `num_envs`
+    episodes have ended, or `max_chunks` chunks: one chunk for most envs, more where episodes outlast it
+    (Freeway-MinAtar's 2,500 steps). NaN if no episode ends in `max_chunks * num_steps` steps.
     """
     env = make_env(env_id)
     spec = env.spec
     vec = make_vec_env(env, num_envs, normalize_obs=False, normalize_reward=False, gamma=1.0)
 
-    def run(key):
-        key, reset_key = jax.random.split(key)
-        _, state = vec.reset(reset_key)
-
+    def chunk(state, key):
         def step(carry, _):
             state, key = carry
             key, act_key, step_key = jax.random.split(key, 3)
@@ -128,8 +128,16 @@ def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000,
             done = jnp.logical_or(out.terminated, out.truncated)
             return (state, key), (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done))
 
-        _, (sums, counts) = jax.lax.scan(step, (state, key), None, num_steps)
-        return jnp.sum(sums), jnp.sum(counts)
+        (state, key), (sums, counts) = jax.lax.scan(step, (state, key), None, num_steps)
+        return state, key, jnp.sum(sums), jnp.sum(counts)
 
-    total, count = jax.jit(run)(jax.random.PRNGKey(seed))
+    key, reset_key = jax.random.split(jax.random.PRNGKey(seed))
+    _, state = jax.jit(vec.reset)(reset_key)
+    run_chunk = jax.jit(chunk)
+    total, count = jnp.float32(0.0), jnp.int32(0)
+    for _ in range(max_chunks):
+        state, key, chunk_total, chunk_count = run_chunk(state, key)
+        total, count = total + chunk_total, count + chunk_count
+        if int(count) >= num_envs:
+            break
     return float(total / count) if int(count) > 0 else float("nan")

@@ -176,3 +176,42 @@ def test_run_directory_without_objective_or_envs(tmp_path, capsys):
     assert run_cli(["evaluate", str(no_envs), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "has no held_out_envs list" in err and err.strip().count("\n") == 0
+
+
+def test_label_equals_source_names_a_method(files, tmp_path):
+    """Two `distil` outputs are both distilled.msgpack: LABEL=SOURCE tells them apart; a run directory keeps its
+    held-out envs under a label; a path that itself contains '=' is still read as a path."""
+    from metadisco.errors import UserError
+    from metadisco.evaluate.methods import held_out_envs, method_from, resolve_methods, without_label
+
+    a, b = tmp_path / "dist_a", tmp_path / "dist_b"
+    for d in (a, b):
+        d.mkdir()
+        save_objective(d / "distilled.msgpack", BUILTIN_OBJECTIVES["dpo"], BUILTIN_OBJECTIVES["dpo"].zero_meta())
+    with pytest.raises(UserError, match="both called 'distilled'.*LABEL=SOURCE"):
+        resolve_methods("ppo", [str(a / "distilled.msgpack"), str(b / "distilled.msgpack")])
+    methods = resolve_methods(f"kept={files['run_dir']}",
+                              ["ppo", f"parametric={a / 'distilled.msgpack'}", f"symbolic={b / 'distilled.msgpack'}"])
+    assert [m.label for m in methods] == ["kept", "ppo", "parametric", "symbolic"]
+    assert methods[2].objective == BUILTIN_OBJECTIVES["dpo"] and methods[0].objective == BUILTIN_OBJECTIVES["dpo"]
+    assert method_from("my_ppo=ppo").label == "my_ppo"
+    assert held_out_envs(without_label(f"kept={files['run_dir']}")) == [ENV]
+    odd = tmp_path / "x=y.msgpack"
+    save_objective(odd, BUILTIN_OBJECTIVES["ppo"], BUILTIN_OBJECTIVES["ppo"].zero_meta())
+    assert without_label(str(odd)) == str(odd) and method_from(str(odd)).label == "x=y"
+    for bad in ("=ppo", "a b=ppo", "kept="):
+        with pytest.raises(UserError, match="LABEL=SOURCE"):
+            method_from(bad)
+    with pytest.raises(UserError, match="unknown objective"):
+        method_from("kept=ppp")
+
+
+def test_random_policy_runs_until_episodes_end():
+    """The normalisation's zero point: with chunks shorter than a random CartPole episode (about 22 steps) the
+    first chunk ends no episode, and the envs run on until 16 have ended instead of giving NaN; a cap that no
+    episode fits in still gives NaN."""
+    from metadisco.evaluate.runner import random_policy_return
+
+    short = random_policy_return(ENV, num_steps=5, max_chunks=40)
+    assert math.isfinite(short) and 8.0 < short < 40.0  # CartPole: +1 per step, random episodes ~9-40 steps
+    assert math.isnan(random_policy_return(ENV, num_steps=5, max_chunks=1))
