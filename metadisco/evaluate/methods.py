@@ -38,29 +38,28 @@ class Method:
 _LABEL = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
+def split_label(name_or_path: str) -> tuple[str | None, str]:
+    """`LABEL=SOURCE` -> (LABEL, SOURCE); any other text -> (None, text). An existing path containing `=` is read
+    as a path: the label prefix only applies when the whole text is not a file or directory."""
+    label, sep, source = name_or_path.partition("=")
+    if not sep or Path(name_or_path).exists():
+        return None, name_or_path
+    if not _LABEL.fullmatch(label) or not source:
+        raise UserError(f"method {name_or_path!r}: give LABEL=SOURCE with a label of letters, digits, '_', "
+                        "'-', '.' or '+' and a built-in name, objective file or run directory after '='")
+    return label, source
+
+
 def without_label(name_or_path: str) -> str:
     """What `LABEL=SOURCE` stands for (SOURCE); any other text unchanged."""
-    label, sep, source = name_or_path.partition("=")
-    if sep and not Path(name_or_path).exists() and _LABEL.fullmatch(label):
-        return source
-    return name_or_path
+    return split_label(name_or_path)[1]
 
 
 def method_from(name_or_path: str) -> Method:
-    """A method from a built-in name, an objective file or a run directory, optionally as `LABEL=SOURCE`.
-
-    An existing path containing `=` is read as a path: the label prefix only applies when the whole text is not
-    a file or directory.
-    """
-    label, sep, source = name_or_path.partition("=")
-    if sep and not Path(name_or_path).exists():
-        if not _LABEL.fullmatch(label) or not source:
-            raise UserError(f"method {name_or_path!r}: give LABEL=SOURCE with a label of letters, digits, '_', "
-                            "'-', '.' or '+' and a built-in name, objective file or run directory after '='")
-        r = resolve(source)
-        return Method(label, name_or_path, r.objective, r.meta)
-    r = resolve(name_or_path)
-    return Method(r.label, r.source, r.objective, r.meta)
+    """A method from a built-in name, an objective file or a run directory, optionally as `LABEL=SOURCE`."""
+    label, source = split_label(name_or_path)
+    r = resolve(source)
+    return Method(label or r.label, r.source if label is None else name_or_path, r.objective, r.meta)
 
 
 def held_out_envs(run_dir: str | Path) -> list[str]:
