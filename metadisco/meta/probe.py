@@ -51,6 +51,20 @@ def _pair_stats(d: np.ndarray, seeds_per_member: int) -> dict:
             "seeds_for_snr_1": math.ceil(seeds_per_member / snr) if snr > 0 else None}
 
 
+def _combine(diffs: list[np.ndarray], seeds: list[int], repeats: int) -> tuple[np.ndarray, int]:
+    """The pairs' combined differences over tasks, as a generation that trains every task sees them, and the number
+    of seeds one member's fitness averages in those units.
+
+    diffs[t]: [k pairs, repeats x seeds[t]] normalised differences on task t. Where every task trains the same
+    seeds S, seed s of every task forms one combined run: [k, R x S], S per member. Where seed counts differ
+    there is no common seed axis, so each block of a task's seeds is averaged first, as the fitness averages
+    them: [k, R], one block per member (advice then counts multiples of the config's seeds)."""
+    if len(set(seeds)) == 1:
+        return np.nanmean(np.stack(diffs), axis=0), seeds[0]
+    blocks = [np.nanmean(d.reshape(d.shape[0], repeats, -1), axis=2) for d in diffs]
+    return np.nanmean(np.stack(blocks), axis=0), 1
+
+
 def verdict(signal_fraction: float) -> str:
     return next(text for threshold, text in VERDICTS if signal_fraction >= threshold)
 
@@ -103,14 +117,18 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
             "member_std": float(np.nanstd(member_means, ddof=1)), "ppo_gap": scale,
             "diverged_runs": int(np.sum(~np.isfinite(F[:2 * k + 2]))), **stats,
         }
-    combined_d = np.nanmean(np.stack(diffs), axis=0)  # [k, R*S]: as if every task were trained each generation
+    combined_d, unit = _combine(diffs, [t.cfg.seeds for t in step.tasks], repeats)
     ok = np.all(np.isfinite(combined_d), axis=0)
-    combined = _pair_stats(combined_d[:, ok], config.tasks[0].seeds) if ok.sum() >= 2 else {}
+    combined = _pair_stats(combined_d[:, ok], unit) if ok.sum() >= 2 else {}
     sf = combined.get("signal_fraction", 0.0)
     need = combined.get("seeds_for_snr_1")
+    if need and unit == 1:  # tasks train different seed counts: advise a multiple of each task's seeds
+        advice = f"{need}x each task's seeds per member for pair SNR 1"
+    else:
+        advice = f"seeds per member >= {need} for pair SNR 1" if need else "no measurable signal at these settings"
     return {
         "population_size": P, "seeds_per_member": [t.seeds for t in config.tasks], "pairs_probed": k,
         "repeats": repeats, "devices": devices, "tasks": per_task, "combined": combined,
         "effective_pairs": (P // 2) * sf, "verdict": verdict(sf),
-        "advice": (f"seeds per member >= {need} for pair SNR 1" if need else "no measurable signal at these settings"),
+        "advice": advice,
     }

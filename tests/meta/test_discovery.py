@@ -22,7 +22,7 @@ from metadisco.meta import paired
 from metadisco.meta.baselines import Baselines, measure_random
 from metadisco.meta.config import parse_config
 from metadisco.meta.loop import meta_train
-from metadisco.meta.probe import _pair_stats, probe
+from metadisco.meta.probe import _combine, _pair_stats, probe
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
 
@@ -224,11 +224,31 @@ def test_pair_stats_find_signal_and_noise():
     assert noisy["pair_snr"] * noisy["seeds_for_snr_1"] / 4 >= 1.0
 
 
+def test_probe_combines_tasks_with_different_seed_counts():
+    """Equal seeds: seed s of every task is one combined run. Unequal (a task at 4 seeds beside one at 2): each
+    block of a task's seeds is averaged first, as one member's fitness averages them."""
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        k, repeats = int(rng.integers(2, 9)), int(rng.integers(1, 4))
+        a, b = rng.normal(size=(k, repeats * 2)), rng.normal(size=(k, repeats * 2))
+        same, unit = _combine([a, b], [2, 2], repeats)
+        assert unit == 2 and np.allclose(same, (a + b) / 2)
+        c = rng.normal(size=(k, repeats * 4))
+        mixed, unit = _combine([a, c], [2, 4], repeats)
+        assert unit == 1 and mixed.shape == (k, repeats)
+        for r in range(repeats):
+            want = (a[:, 2 * r:2 * r + 2].mean(axis=1) + c[:, 4 * r:4 * r + 4].mean(axis=1)) / 2
+            assert np.allclose(mixed[:, r], want)
+
+
 def test_probe_reports_every_task_and_a_verdict(full_run):
-    step = GenerationStep(parse_config(discover()))
+    config = discover()  # one task at 4 seeds beside one at 2: the combined figures need no common seed axis
+    config["tasks"] = [dict(config["tasks"][0]), dict(config["tasks"][1], seeds=4)]
+    step = GenerationStep(parse_config(config))
     report = probe(step, repeats=2)
     assert set(report["tasks"]) == {t.name for t in step.tasks}
-    for stats in report["tasks"].values():
-        assert stats["seeds"] == 4 and stats["seed_std"] >= 0 and stats["ppo_gap"] > 0
+    for task in step.tasks:
+        stats = report["tasks"][task.name]
+        assert stats["seeds"] == 2 * task.cfg.seeds and stats["seed_std"] >= 0 and stats["ppo_gap"] > 0
     assert report["verdict"].split(":")[0] in ("usable", "weak", "noise")
     assert report["pairs_probed"] == 2 and 0 <= report["effective_pairs"] <= 2
