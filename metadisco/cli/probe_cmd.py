@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from metadisco.cli.common import add_set_option, positive_int, say
 
 
@@ -46,7 +48,20 @@ def run(args) -> int:
               f"{_fmt(t.get('seed_std')):>9s} {_fmt(t.get('member_std')):>10s} {_fmt(t.get('pair_snr')):>8s} "
               f"{_fmt(t.get('signal_fraction'), '.2f'):>6s} {_fmt(t.get('split_half_reliability'), '.2f'):>10s} "
               f"{_fmt(t.get('seeds_for_snr_1'), 'd'):>15s}")
+    for line in unscored_notes(report):
+        print(line)
     print(f"verdict: {report['verdict']} (signal fraction {_fmt(report['combined'].get('signal_fraction'), '.2f')}, "
           f"{report['effective_pairs']:.1f} of {config.strategy.population_size // 2} pairs effective); "
           f"{report['advice']}")
     return 0
+
+
+def unscored_notes(report: dict) -> list[str]:
+    """One line per task where PPO has no final return on any seed: its row is NaN, and this says why."""
+    # A run's final return is NaN both when it diverged and when no episode ended in its final window of
+    # updates (diverged_runs counts both), so the note names both causes.
+    return [f"note: {name}: PPO has no final return on any seed (no episode ended in the final window of "
+            f"updates, or the runs diverged): a longer budget, or a lower learning rate, scores it"
+            for name, t in report["tasks"].items()
+            if t.get("ppo") is None or not math.isfinite(t["ppo"])]
+

@@ -241,6 +241,17 @@ def test_probe_combines_tasks_with_different_seed_counts():
             assert np.allclose(mixed[:, r], want)
 
 
+def test_probe_names_tasks_that_no_run_could_score():
+    from metadisco.cli.probe_cmd import unscored_notes
+
+    report = {"tasks": {"Freeway-MinAtar@250000": {"ppo": math.nan},
+                        "Gone@1000": {"ppo": None},  # as read back from --out JSON
+                        "CartPole-v1@24576": {"ppo": 278.0}}}
+    notes = unscored_notes(report)
+    assert [n.split(":")[1].strip() for n in notes] == ["Freeway-MinAtar@250000", "Gone@1000"]
+    assert all("final window" in n and "diverged" in n for n in notes)
+
+
 def test_probe_reports_every_task_and_a_verdict(full_run):
     config = discover()  # one task at 4 seeds beside one at 2: the combined figures need no common seed axis
     config["tasks"] = [dict(config["tasks"][0]), dict(config["tasks"][1], seeds=4)]
