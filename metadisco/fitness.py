@@ -29,13 +29,22 @@ def _window_mean(metrics: Metrics, start: int) -> jnp.ndarray:
 
 
 def final_return(metrics: Metrics, window: float = 0.05) -> jnp.ndarray:
-    """Mean return of episodes finished in the last `window` fraction of updates (at least one update).
+    """Mean return of episodes finished in the last `window` fraction of updates (at least one update); where none
+    finished there, the mean return of the episodes of the latest update that finished any.
 
-    NaN where the run diverged or no episode finished in the window. Shape: metrics' leading axes.
+    The fallback is for runs whose agent is good enough that no episode ends inside the window (CartPole's
+    500-step episodes against a window of 256 steps per env): such a run must not read as diverged, which
+    meta-training ranks below every member. Where the window has episodes the value is the window's mean, computed
+    exactly as before the fallback existed (bit for bit). NaN where the run diverged or never finished an episode.
+    Shape: metrics' leading axes.
     """
     num_updates = metrics.episode_return.shape[-1]
     start = num_updates - max(1, round(window * num_updates))
-    value = _window_mean(metrics, start)
+    in_window = _window_mean(metrics, start)
+    updates = jnp.arange(num_updates)
+    latest = jnp.max(jnp.where(metrics.episode_count > 0, updates, -1), axis=-1)  # -1: no episode ever ended
+    at_latest = jnp.take_along_axis(metrics.episode_return, jnp.maximum(latest, 0)[..., None], axis=-1)[..., 0]
+    value = jnp.where(jnp.isfinite(in_window), in_window, jnp.where(latest >= 0, at_latest, jnp.nan))
     return jnp.where(diverged(metrics), jnp.nan, value)
 
 

@@ -88,7 +88,7 @@ class SweepResult:
     space: tuple[Dimension, ...]
     points: list[dict[str, float]]
     metrics: Metrics  # numpy leaves [P, S, num_updates]
-    final_return: np.ndarray  # [P, S], NaN where a run diverged or finished no episode in the final window
+    final_return: np.ndarray  # [P, S], NaN where a run diverged or finished no episode
     diverged: np.ndarray  # [P, S] bool
     seconds: float  # the one compiled call, compilation included
     devices: int

@@ -26,9 +26,31 @@ def test_final_return_and_mean_return_weight_episodes_by_count():
 
 
 def test_no_finished_episode_or_divergence_gives_nan():
-    assert np.isnan(final_return(metrics([1.0, np.nan], [1, 0]), 0.5))
+    assert np.isnan(final_return(metrics([np.nan, np.nan], [0, 0]), 0.5))
     diverged = metrics([1.0, 2.0], [1, 1], actor_loss=[0.0, np.inf])
     assert np.isnan(final_return(diverged)) and np.isnan(mean_return(diverged))
+
+
+def test_final_return_falls_back_to_the_latest_update_with_episodes():
+    """A run with no episode ending inside the window (a CartPole agent at 500 steps per episode) scores the
+    episodes of its latest update that finished any, not NaN; with episodes in the window nothing changes."""
+    rng = np.random.default_rng(4)
+    for updates in (1, 3, 8, 40):  # a few shapes, many runs each: op-by-op jnp compiles once per shape
+        for window in rng.uniform(0.01, 0.5, 4):
+            runs = 64
+            sparse = rng.random((runs, updates)) < rng.uniform(0.02, 1.0, (runs, 1))
+            counts = rng.integers(1, 3, (runs, updates)) * sparse
+            returns = np.where(counts > 0, rng.normal(100.0, 50.0, (runs, updates)), np.nan).astype(np.float32)
+            got = np.asarray(final_return(metrics(returns, counts), float(window)))
+            start = updates - max(1, round(float(window) * updates))
+            for r in range(runs):
+                c, x = counts[r, start:], returns[r, start:]
+                if c.sum() > 0:
+                    np.testing.assert_allclose(got[r], np.sum(np.where(c > 0, x * c, 0.0)) / c.sum(), rtol=1e-5)
+                elif counts[r].any():
+                    assert got[r] == returns[r, np.flatnonzero(counts[r])[-1]]
+                else:
+                    assert np.isnan(got[r])
 
 
 def test_to_minimise_negates_and_puts_diverged_members_last():

@@ -57,11 +57,18 @@ def run(args) -> int:
 
 
 def unscored_notes(report: dict) -> list[str]:
-    """One line per task where PPO has no final return on any seed: its row is NaN, and this says why."""
-    # A run's final return is NaN both when it diverged and when no episode ended in its final window of
-    # updates (diverged_runs counts both), so the note names both causes.
-    return [f"note: {name}: PPO has no final return on any seed (no episode ended in the final window of "
-            f"updates, or the runs diverged): a longer budget, or a lower learning rate, scores it"
-            for name, t in report["tasks"].items()
-            if t.get("ppo") is None or not math.isfinite(t["ppo"])]
-
+    """One line per task the probe could not score: PPO has no final return on any seed (its row is NaN), or too
+    few seeds have a final return for every probed member to give pair statistics (its SNR columns read "-")."""
+    # A run's final return is NaN both when it diverged and when it finished no episode (diverged_runs counts
+    # both), so the notes name both causes.
+    cause = "no episode ended, or the runs diverged"
+    notes = []
+    for name, t in report["tasks"].items():
+        if t.get("ppo") is None or not math.isfinite(t["ppo"]):
+            notes.append(f"note: {name}: PPO has no final return on any seed ({cause}): a longer budget, or a "
+                         f"lower learning rate, scores it")
+        elif "pair_snr" not in t and "scored_seeds" in t:
+            notes.append(f"note: {name}: only {t['scored_seeds']} of {t['seeds']} seeds have a final return for "
+                         f"every probed member ({cause}; {t['diverged_runs']} runs without one), too few for pair "
+                         f"statistics: a longer budget, or a lower learning rate, scores it")
+    return notes

@@ -55,7 +55,7 @@ def run(args) -> int:
         "final_return": result.final_return,
         "final_return_mean": float(np.nanmean(result.final_return)) if np.isfinite(result.final_return).any()
         else None,
-        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),  # or no episode ended in the window
+        "diverged_seeds": int(np.sum(~np.isfinite(result.final_return))),  # or no episode ended
         "losses_finite": (~np.asarray(diverged(result.metrics))).tolist(),  # per seed: no loss went non-finite
         "steps_per_second": result.steps_per_second,
         "compile_seconds": result.compile_seconds,

@@ -35,7 +35,7 @@ class MethodRun:
     """One method's seeds on one env. Arrays are numpy; `metrics` leaves are [num_seeds, num_updates]."""
 
     metrics: Metrics
-    final_return: np.ndarray  # [num_seeds], NaN where diverged or no episode finished in the final window
+    final_return: np.ndarray  # [num_seeds], NaN where diverged or no episode finished
     diverged: np.ndarray  # [num_seeds] bool: losses went non-finite
     key_data: np.ndarray  # [num_seeds, ...] uint32: the raw PRNG keys this method was trained with
     group: int  # index of the compiled call it ran in

@@ -181,10 +181,11 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
         "",
         f"{settings['seeds']} seeds per method and env (base seed {settings['seed']}; the same seed keys for "
         "every method). Score: the final return, i.e. the mean return of the episodes finished in the last "
-        f"{settings['final_window_percent']} of updates. IQM: interquartile mean over seeds, with a 95% "
+        f"{settings['final_window_percent']} of updates (where none finished there, of the latest update that finished "
+        "any). IQM: interquartile mean over seeds, with a 95% "
         f"percentile-bootstrap CI ({report['aggregate']['bootstrap']['resamples']} resamples). Normalised: "
         f"{report['aggregate']['normalization']}. Seeds: finished / run; diverged seeds (non-finite losses) "
-        "and seeds with no episode in the final window have no score and are named here.",
+        "and seeds that finished no episode have no score and are named here.",
         "",
         "| Env | Steps | Method | IQM [95% CI] | Mean ± std | Normalised IQM [95% CI] | Seeds |",
         "|---|---:|---|---|---|---|---|",

@@ -80,8 +80,7 @@ def measure_scales(step, random: dict[str, float], cached: dict[str, float],
         out_rows = step.train_rows(task, dist.to_global(population, step.mesh), step.reference_keys(task))
         ppo = paired.run_mean(out_rows)
         if not np.isfinite(ppo):
-            raise UserError(f"PPO finishes no episode in the fitness window of {task.name}; train longer "
-                            "(timesteps) or widen final_window")
+            raise UserError(f"PPO finishes no episode in any run on {task.name}; train longer (timesteps)")
         out[task.name] = float(ppo_gap(ppo, random[task.cfg.env]))
     return out
 

@@ -75,8 +75,8 @@ def run_mean(returns: np.ndarray) -> float:
 
 def relative(scores: np.ndarray, ppo: float, scale: float) -> np.ndarray:
     """Members' scores [P] against PPO's on the same keys, in units of `scale` (see the module docstring).
-    NaN stays NaN (a diverged member); all NaN when PPO itself has no score (no episode finished in the
-    fitness window): the task says nothing then."""
+    NaN stays NaN (a diverged member); all NaN when PPO itself has no score (no episode finished on any
+    seed): the task says nothing then."""
     scores = np.asarray(scores, np.float64)
     if not np.isfinite(ppo):
         return np.full_like(scores, np.nan)

@@ -20,6 +20,7 @@ combine as the fitness does. Since pair_snr grows linearly with S, S / pair_snr 
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import numpy as np
@@ -65,6 +66,27 @@ def _combine(diffs: list[np.ndarray], seeds: list[int], repeats: int) -> tuple[n
     return np.nanmean(np.stack(blocks), axis=0), 1
 
 
+def _task_stats(F: np.ndarray, k: int, S: int, repeats: int, random: float) -> tuple[dict, np.ndarray]:
+    """One task's figures and its pairs' normalised differences [k, R x S] (NaN where a run has no final return).
+
+    F: [rows, R x S] final returns; rows 0..k-1 are the + members, k..2k-1 their mirrors, 2k the ES mean, 2k+1 PPO.
+    A seed column enters the pair statistics only where every probed member has a final return there."""
+    ppo_runs, mean_runs = F[2 * k + 1], F[2 * k]
+    scale = float(ppo_gap(paired.run_mean(ppo_runs), random))
+    d = (F[:k] - F[k:2 * k]) / scale
+    ok = np.all(np.isfinite(d), axis=0)
+    stats = _pair_stats(d[:, ok], S) if ok.sum() >= 2 else {}
+    with warnings.catch_warnings():  # an all-NaN task is named by a note (cli/probe_cmd.py), not by numpy warnings
+        warnings.simplefilter("ignore", RuntimeWarning)
+        row = {
+            "seeds": int(repeats * S), "ppo": paired.run_mean(ppo_runs), "random": random,
+            "mean": paired.run_mean(mean_runs), "seed_std": float(np.nanstd(mean_runs, ddof=1)),
+            "member_std": float(np.nanstd(np.nanmean(F[:2 * k], axis=1), ddof=1)), "ppo_gap": scale,
+            "diverged_runs": int(np.sum(~np.isfinite(F[:2 * k + 2]))), "scored_seeds": int(ok.sum()), **stats,
+        }
+    return row, np.where(np.isfinite(d), d, np.nan)
+
+
 def verdict(signal_fraction: float) -> str:
     return next(text for threshold, text in VERDICTS if signal_fraction >= threshold)
 
@@ -104,19 +126,8 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
             if progress is not None:
                 progress.update(1)
         F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]
-        ppo_runs, mean_runs = F[2 * k + 1], F[2 * k]
-        scale = float(ppo_gap(paired.run_mean(ppo_runs), random[task.cfg.env]))
-        d = (F[:k] - F[k:2 * k]) / scale
-        ok = np.all(np.isfinite(d), axis=0)
-        stats = _pair_stats(d[:, ok], S) if ok.sum() >= 2 else {}
-        diffs.append(np.where(np.isfinite(d), d, np.nan))
-        member_means = np.nanmean(F[:2 * k], axis=1)
-        per_task[task.name] = {
-            "seeds": int(repeats * S), "ppo": paired.run_mean(ppo_runs), "random": random[task.cfg.env],
-            "mean": paired.run_mean(mean_runs), "seed_std": float(np.nanstd(mean_runs, ddof=1)),
-            "member_std": float(np.nanstd(member_means, ddof=1)), "ppo_gap": scale,
-            "diverged_runs": int(np.sum(~np.isfinite(F[:2 * k + 2]))), **stats,
-        }
+        per_task[task.name], d = _task_stats(F, k, S, repeats, random[task.cfg.env])
+        diffs.append(d)
     combined_d, unit = _combine(diffs, [t.cfg.seeds for t in step.tasks], repeats)
     ok = np.all(np.isfinite(combined_d), axis=0)
     combined = _pair_stats(combined_d[:, ok], unit) if ok.sum() >= 2 else {}

@@ -249,7 +249,33 @@ def test_probe_names_tasks_that_no_run_could_score():
                         "CartPole-v1@24576": {"ppo": 278.0}}}
     notes = unscored_notes(report)
     assert [n.split(":")[1].strip() for n in notes] == ["Freeway-MinAtar@250000", "Gone@1000"]
-    assert all("final window" in n and "diverged" in n for n in notes)
+    assert all("no episode ended" in n and "diverged" in n for n in notes)
+
+
+def test_probe_counts_the_seeds_its_pair_statistics_could_use():
+    """A seed enters the pair statistics only where every probed member has a final return; a task left with fewer
+    than 2 such seeds has no SNR (its columns read "-") and a note says why, without numpy warnings."""
+    import warnings
+
+    from metadisco.cli.probe_cmd import unscored_notes
+    from metadisco.meta.probe import _task_stats
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        k, S, repeats = int(rng.integers(2, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        F = rng.normal(100.0, 10.0, (2 * k + 2, repeats * S))
+        holes = rng.random(F.shape) < rng.uniform(0.0, 0.6)
+        holes[2 * k + 1, 0] = False  # PPO scores on at least one seed
+        F[holes] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            row, d = _task_stats(F, k, S, repeats, random=0.0)
+        usable = int(np.all(~holes[:2 * k], axis=0).sum())
+        assert row["scored_seeds"] == usable and row["diverged_runs"] == int(holes[:2 * k + 2].sum())
+        assert d.shape == (k, repeats * S) and np.array_equal(np.isnan(d), holes[:k] | holes[k:2 * k])
+        assert ("pair_snr" in row) == (usable >= 2)
+        notes = unscored_notes({"tasks": {"T@1": row}})
+        assert len(notes) == (usable < 2) and all(f"only {usable} of {repeats * S} seeds" in n for n in notes)
 
 
 def test_probe_reports_every_task_and_a_verdict(full_run):
