@@ -44,6 +44,10 @@ def _distilled_section(files: list[Path], root: Path) -> list[str]:
     return lines + [""] + details + [""]
 
 
+def _num(value) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
 def write_report(run_dir: Path) -> Path:
     from metadisco.analysis.distil import distil, grid_target, write_distilled
     from metadisco.analysis.figures.meta_curve import POPULATION_CURVE
@@ -61,12 +65,13 @@ def write_report(run_dir: Path) -> Path:
         rows = RunDir(run_dir, writer=False).read_metrics()
         last = rows[-1]
         lines += ["## Meta-training", "", f"{len(rows)} generations; last: fitness_mean "
-                  f"{last.get('fitness_mean')}, fitness_max {last.get('fitness_max')}.", "",
+                  f"{_num(last.get('fitness_mean'))}, fitness_max {_num(last.get('fitness_max'))}.", "",
                   f"![meta-training curve]({_rel(curve, run_dir)})", ""]
     lines += ["## Objective figures", ""]
     for path in paths:
         lines += [f"### {path.stem.replace('_', ' ')}", "", f"![{path.stem}]({_rel(path, run_dir)})", ""]
-    evals = sorted(run_dir.rglob("eval.md"))
+    main_eval = run_dir / "eval" / "eval.md"  # where `meta-train` tells you to evaluate: first, then any others
+    evals = sorted(run_dir.rglob("eval.md"), key=lambda p: (p != main_eval, str(p)))
     if evals:
         lines += ["## Evaluation", ""]
         for file in evals:

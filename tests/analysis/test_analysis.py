@@ -104,6 +104,8 @@ def test_plot_builtin_and_lpo(tmp_path):
 def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
     (learned_run / "eval").mkdir()
     (learned_run / "eval" / "eval.md").write_text("| env | method | mean |\n|---|---|---|\n| CartPole-v1 | x | 1 |\n")
+    (learned_run / "a_check").mkdir()  # another evaluation, sorted before eval/: the run's own comes first
+    (learned_run / "a_check" / "eval.md").write_text("| env | method | mean |\n|---|---|---|\n| Acrobot-v1 | y | 2 |\n")
     assert main(["report", str(learned_run)]) == 0  # draws what `metadisco plot RUN_DIR` draws, into figures/
     names = {p.name for p in (learned_run / "figures").iterdir()}
     assert {"drift_progress.png", "population_curve.png", "value_loss.png", "optimizer.png"} <= names
@@ -112,6 +114,7 @@ def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
     report = (learned_run / "report.md").read_text()
     assert "![meta-training curve](figures/population_curve.png)" in report
     assert "figures/drift_progress.png" in report and "| CartPole-v1 | x | 1 |" in report
+    assert report.index("From `eval/eval.md`") < report.index("From `a_check/eval.md`")
     assert "## Distilled forms" in report and (learned_run / "distil" / "distilled.msgpack").is_file()
 
 
