@@ -19,6 +19,7 @@ combine as the fitness does. Since pair_snr grows linearly with S, S / pair_snr 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 
@@ -60,10 +61,19 @@ def _combine(diffs: list[np.ndarray], seeds: list[int], repeats: int) -> tuple[n
     seeds S, seed s of every task forms one combined run: [k, R x S], S per member. Where seed counts differ
     there is no common seed axis, so each block of a task's seeds is averaged first, as the fitness averages
     them: [k, R], one block per member (advice then counts multiples of the config's seeds)."""
-    if len(set(seeds)) == 1:
-        return np.nanmean(np.stack(diffs), axis=0), seeds[0]
-    blocks = [np.nanmean(d.reshape(d.shape[0], repeats, -1), axis=2) for d in diffs]
-    return np.nanmean(np.stack(blocks), axis=0), 1
+    with _quiet_nan():  # an all-NaN task (or block) leaves NaN, as intended
+        if len(set(seeds)) == 1:
+            return np.nanmean(np.stack(diffs), axis=0), seeds[0]
+        blocks = [np.nanmean(d.reshape(d.shape[0], repeats, -1), axis=2) for d in diffs]
+        return np.nanmean(np.stack(blocks), axis=0), 1
+
+
+@contextlib.contextmanager
+def _quiet_nan():
+    """numpy's all-NaN RuntimeWarnings off: a task without scores is named by a note (cli/probe_cmd.py) instead."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _task_stats(F: np.ndarray, k: int, S: int, repeats: int, random: float) -> tuple[dict, np.ndarray]:
@@ -76,8 +86,7 @@ def _task_stats(F: np.ndarray, k: int, S: int, repeats: int, random: float) -> t
     d = (F[:k] - F[k:2 * k]) / scale
     ok = np.all(np.isfinite(d), axis=0)
     stats = _pair_stats(d[:, ok], S) if ok.sum() >= 2 else {}
-    with warnings.catch_warnings():  # an all-NaN task is named by a note (cli/probe_cmd.py), not by numpy warnings
-        warnings.simplefilter("ignore", RuntimeWarning)
+    with _quiet_nan():
         row = {
             "seeds": int(repeats * S), "ppo": paired.run_mean(ppo_runs), "random": random,
             "mean": paired.run_mean(mean_runs), "seed_std": float(np.nanstd(mean_runs, ddof=1)),
