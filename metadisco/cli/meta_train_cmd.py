@@ -32,6 +32,7 @@ def run(args) -> int:
 
     from metadisco import devices
     from metadisco.meta.config import load_config
+    from metadisco.meta.horizon import horizon_note
     from metadisco.meta.loop import run_meta_training
     from metadisco.meta.rundir import RunDir
     from metadisco.meta.step import GenerationStep
@@ -45,6 +46,8 @@ def run(args) -> int:
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
             f"{', '.join(t.env for t in config.tasks)} for {config.generations} generations over "
             f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
+        if note := horizon_note(config):
+            say(note)
     result = run_meta_training(step, run_dir, resume=args.resume)
     if dist.is_writer():
         def fmt(v):

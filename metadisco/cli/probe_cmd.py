@@ -28,6 +28,7 @@ def run(args) -> int:
 
     from metadisco.io import atomic_write_text, to_jsonable
     from metadisco.meta.config import load_config
+    from metadisco.meta.horizon import horizon_note
     from metadisco.meta.probe import probe
     from metadisco.meta.step import GenerationStep
 
@@ -35,6 +36,8 @@ def run(args) -> int:
     meta_run = GenerationStep(config)
     say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
         f"{len(meta_run.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
+    if note := horizon_note(config):
+        say(note)
     with tqdm(total=len(meta_run.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True) as bar:
         report = probe(meta_run, args.repeats, bar)
     if args.out:

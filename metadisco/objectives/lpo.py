@@ -112,6 +112,10 @@ class TALPODrift(_LPONet):
     def num_features(self) -> int:
         return 24 if self.horizon else 16
 
+    @property
+    def sees_horizon(self) -> bool:
+        return self.horizon
+
     def features(self, ratio, advantage, progress: Progress) -> jax.Array:
         """[..., 16 or 24]: x, (n / N) x and, with `horizon`, log(N) x."""
         x = lpo_features(ratio, advantage)

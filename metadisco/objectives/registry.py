@@ -146,6 +146,9 @@ class Piece:
 
     name = "?"
     positive_options: tuple[str, ...] = ()  # float options that must be > 0 (checked when the piece is made)
+    # Whether the piece reads the run length N (`Progress.num_updates`), not only the progress n / N; then
+    # meta-training notes the evaluation envs whose N its training tasks do not cover (`metadisco.meta.horizon`).
+    sees_horizon: bool = False
 
     def zero_meta(self) -> Meta:
         """The meta-parameters at which this piece equals its handcrafted baseline."""

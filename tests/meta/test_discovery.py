@@ -21,6 +21,7 @@ from metadisco.meta import distributed as dist
 from metadisco.meta import paired
 from metadisco.meta.baselines import Baselines, measure_random
 from metadisco.meta.config import parse_config
+from metadisco.meta.horizon import horizon_note, outside_training_horizons
 from metadisco.meta.loop import meta_train
 from metadisco.meta.probe import _combine, _pair_stats, probe
 from metadisco.meta.step import GenerationStep
@@ -85,6 +86,23 @@ def test_lifetimes_read_back_and_old_configs_keep_their_resolved_form():
     plain = parse_config({k: v for k, v in DISCOVER.items() if k not in ("sampling", "normalise", "validation")})
     # a config without the new sections resolves exactly as before they existed (resume digests stay valid)
     assert not {"sampling", "normalise", "validation"} & set(plain.to_dict())
+
+
+def test_horizon_note_names_the_evaluation_envs_whose_run_length_training_never_showed():
+    # training N: CartPole 256 / 64 = 4 and 512 / 64 = 8, UmbrellaChain 8; validation Catch 8 (inside);
+    # held out at their family's preset: Acrobot 500000 // 512 = 976, Breakout 500000 // 8192 = 61
+    config = parse_config(DISCOVER)
+    assert outside_training_horizons(config) == ((4, 8), [("Acrobot-v1", 976), ("Breakout-MinAtar@500000", 61)])
+    note = horizon_note(config)
+    assert note.startswith("note: ") and "4-8" in note and "Acrobot-v1 (N = 976)" in note and "\n" not in note
+    assert "Catch-bsuite" not in note
+    # the progress n / N alone is in [0, 1] on every env: nothing to note
+    assert horizon_note(parse_config(DISCOVER, ["objective.drift.horizon=false"])) is None
+    assert horizon_note(parse_config(discover(objective={"drift": {"kind": "lpo", "hidden": 8}}))) is None
+    # a validation env past the range is named too; every env inside it: no note
+    longer = parse_config(DISCOVER, ["validation.tasks.0.timesteps=1024", "held_out_envs=[]"])
+    assert outside_training_horizons(longer)[1] == [("Catch-bsuite@1024", 16)]
+    assert horizon_note(parse_config(DISCOVER, ["held_out_envs=[]"])) is None
 
 
 # ---------------------------------------------------------------------------------------------------------

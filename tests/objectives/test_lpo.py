@@ -95,3 +95,22 @@ def test_bad_options_are_user_errors():
         DRIFTS.make("lpo", hidden=0)
     with pytest.raises(UserError, match="no option"):
         DRIFTS.make("talpo", width=3)
+
+
+def test_talpo_without_horizon_reads_the_run_length_only_through_progress():
+    """horizon: false drops the log N features: at equal n / N, any N gives the same drift (random meta-parameters,
+    inputs and run lengths); with them, N changes it. `sees_horizon` says which (`metadisco.meta.horizon`)."""
+    short, full = DRIFTS.make("talpo", hidden=16, horizon=False), DRIFTS.make("talpo", hidden=16)
+    assert not short.sees_horizon and full.sees_horizon and not DRIFTS.make("lpo").sees_horizon
+    for seed in range(8):
+        keys = jax.random.split(jax.random.PRNGKey(seed), 5)
+        ratio = jnp.exp(jax.random.uniform(keys[0], (64,), minval=-1.0, maxval=1.0))
+        inputs = DriftInputs(ratio, jax.random.normal(keys[1], (64,)))
+        fraction = jax.random.uniform(keys[2])
+        n1, n2 = jax.random.randint(keys[3], (2,), 2, 5000).astype(jnp.float32)
+        meta = random_meta(short, keys[4], 0.5)
+        at_1, at_2 = Progress(fraction, n1), Progress(fraction, n2)
+        assert jnp.array_equal(short(meta, inputs, at_1), short(meta, inputs, at_2))
+        meta = random_meta(full, keys[4], 0.5)
+        if n1 != n2:
+            assert not jnp.allclose(full(meta, inputs, at_1), full(meta, inputs, at_2))
