@@ -64,6 +64,22 @@ class SeedsResult:
     def steps_per_second(self) -> float:
         return self.env_steps / self.train_seconds
 
+    @property
+    def return_curve(self) -> np.ndarray:
+        """[num_updates]: per update, the mean over seeds of the seeds' mean return of the episodes they finished
+        in it (seeds that finished none are left out); NaN where no seed finished one."""
+        return mean_finished_return(self.metrics.episode_return, self.metrics.episode_count)
+
+
+def mean_finished_return(returns, counts) -> np.ndarray:
+    """[seeds, updates] -> [updates]: the mean over the seeds with `counts > 0` of `returns`, NaN where none has.
+    (`np.nanmean` gives the same numbers but warns on every all-NaN column.)"""
+    returns = np.asarray(returns)
+    finished = np.asarray(counts) > 0
+    n = finished.sum(axis=0)
+    total = np.where(finished, returns, 0).sum(axis=0)
+    return np.where(n > 0, total / np.maximum(n, 1), np.nan).astype(total.dtype)  # float32 in, float32 out
+
 
 # A key per seed; the meta-parameters and hyperparameters shared, as vmap(in_axes=(0, None, None)) on one device.
 IN_AXES = (0, None, None)

@@ -85,3 +85,26 @@ def test_combine_keeps_member_order_for_negative_baselines():
         i, j = np.argmax(a), np.argmin(a)
         if b[i] >= b[j]:
             assert combined[i] >= combined[j]
+
+
+def test_the_train_commands_return_curve_is_nanmean_without_its_warnings():
+    """`metadisco train`'s per-update curve: the mean over the seeds that finished an episode, NaN where none did,
+    bit for bit what np.nanmean gave, but without a RuntimeWarning per empty update (random holes, whole empty
+    columns included)."""
+    import warnings
+
+    from metadisco.train_seeds import mean_finished_return
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        seeds, updates = rng.integers(1, 6), rng.integers(1, 40)
+        counts = rng.integers(0, 3, (seeds, updates)) * (rng.random((seeds, updates)) < rng.random())
+        returns = np.where(counts > 0, rng.normal(100, 50, (seeds, updates)), np.nan).astype(np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = np.nanmean(returns, axis=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = mean_finished_return(returns, counts)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

@@ -42,8 +42,7 @@ def run(args) -> int:
     say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
         f"{config.num_updates} updates of {config.batch_size} steps (compiling first)")
     result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed, used)
-    curve = np.nanmean(np.where(result.metrics.episode_count > 0, result.metrics.episode_return, np.nan), 0) \
-        if np.any(result.metrics.episode_count > 0) else np.full(config.num_updates, np.nan)
+    curve = result.return_curve
     summary = {
         "env": args.env,
         "objective": args.objective,
