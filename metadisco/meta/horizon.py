@@ -4,8 +4,8 @@ and held-out env, against the range of N its training tasks cover.
 TA-LPO's drift sees log N (`TALPODrift(horizon=True)`). Meta-training shows the drift only the N of its training
 tasks, which on a CPU recipe are short (`discover_cpu.yaml`: N = 24-48), while evaluation envs bring their own
 (Pendulum-v1 @ 200k: N = 390), so the network is read at inputs no member was ever scored at. Campaign 9
-(results/discovery/) dropped the input for this reason. This module only says where it happens; whether it
-hurts is an experiment.
+(results/discovery/) dropped the input for this reason; that alone did not make its drift transfer. This module
+only says where the extrapolation happens; whether it hurts is an experiment.
 
 A piece that reads `Progress.num_updates` says so with `sees_horizon = True` (see `objectives.registry.Piece`).
 """
