@@ -27,6 +27,7 @@ def check_meta_config(config) -> None:
     _check_tasks(config.tasks, "tasks", population, config.objective.algorithm)
     _check_tasks(config.validation.tasks, "validation.tasks", 2, config.objective.algorithm)
     held_out = {check_env_id(split_budget(spec)[0]) for spec in config.held_out_envs}
+    _check_held_out_budgets(config.held_out_envs, config.objective.algorithm)
     train_envs, valid_envs = {t.env for t in config.tasks}, {t.env for t in config.validation.tasks}
     for a, b, what in ((train_envs, held_out, "both a task and held out; held-out envs must not be trained on"),
                        (valid_envs, held_out, "both a validation env and held out; held-out envs must not choose "
@@ -67,6 +68,20 @@ def check_meta_config(config) -> None:
         _check_hyper(config)
     meta_parameters = _objective_size(config.objective) + len(config.hyper.searched)
     check_population_fits(population, meta_parameters, f"strategy.population_size {population:,}")
+
+
+def _check_held_out_budgets(specs, algorithm: str) -> None:
+    """Each held-out 'ID@TIMESTEPS' must give its family's preset at least one update, as `evaluate` will run it;
+    said now, not after the meta-training hour."""
+    from metadisco.envs import split_budget
+    from metadisco.train_seeds import resolve_config
+
+    for i, spec in enumerate(specs):
+        env, budget = split_budget(spec)
+        try:
+            resolve_config(env, None, {}, budget, algorithm)
+        except UserError as e:
+            raise UserError(f"held_out_envs.{i} ({spec}): {e}") from None
 
 
 def _check_tasks(tasks, where: str, runs_per_seed: int, algorithm: str) -> None:

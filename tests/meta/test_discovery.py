@@ -68,6 +68,7 @@ def full_run(tmp_path_factory):
     (["validation.tasks.0.env=CartPole-v1"], "both a task and a validation env"),
     (["held_out_envs=[UmbrellaChain-bsuite@1000]"], "both a task and held out"),
     (["held_out_envs=[Acrobot-v1@ten]"], "budget after '@' must be a positive whole number"),
+    (["held_out_envs=[Acrobot-v1@100]"], r"held_out_envs.0 \(Acrobot-v1@100\): timesteps 100 is smaller than one"),
     (["sampling.tasks_per_generation=3"], "must be in 0..2"),
     (["normalise=ppo"], "unknown normalise 'ppo'"),
     (["normalise=fixed"], "validation needs normalise: paired"),
