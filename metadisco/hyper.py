@@ -48,16 +48,22 @@ def static_of(config):
     return replace(config, **dict.fromkeys(traced_fields(config)))
 
 
+def check_traced(config, names, where: str = "hyperparameters") -> None:
+    """Each of `names` is a traced setting of `config`; else a one-line `UserError` saying `where`, and whether
+    the name is a static setting or unknown."""
+    traced = traced_fields(config)
+    for name in names:
+        if name not in traced:
+            if hasattr(config, name):
+                raise UserError(f"{where}: {name} fixes the shape or structure of the trained program, so it "
+                                f"cannot vary between runs of one program; traced settings are {', '.join(traced)}")
+            raise unknown_name_error(f"{where}: hyperparameter", name, list(traced))
+
+
 def with_values(config, values: Mapping[str, float], where: str = "hyperparameters"):
     """`config` with traced settings replaced by `values` ({name: number}), validated as the config is: an
     unknown or static name, or a value out of range, is a one-line `UserError` that says `where` it came from."""
-    names = traced_fields(config)
-    for name in values:
-        if name not in names:
-            if hasattr(config, name):
-                raise UserError(f"{where}: {name} fixes the shape or structure of the trained program, so it "
-                                f"cannot vary between runs of one program; traced settings are {', '.join(names)}")
-            raise unknown_name_error(f"{where}: hyperparameter", name, list(names))
+    check_traced(config, values, where)
     try:
         return replace(config, **{k: float(v) for k, v in values.items()}).validate()
     except UserError as e:

@@ -47,6 +47,7 @@ def check_meta_config(config) -> None:
     if not 0 <= k <= len(config.tasks):
         raise UserError(f"sampling.tasks_per_generation must be in 0..{len(config.tasks)} (the number of tasks; "
                         f"0 = all), got {k}")
+    _check_scale(config.sampling.scale, config.tasks, config.objective.algorithm)
     check_int("validation.every", config.validation.every, 1, INT32_MAX)
     if config.validation.tasks and config.normalise != "paired":
         raise UserError("validation needs normalise: paired (validation scores are relative to PPO)")
@@ -68,6 +69,21 @@ def check_meta_config(config) -> None:
         _check_hyper(config)
     meta_parameters = _objective_size(config.objective) + len(config.hyper.searched)
     check_population_fits(population, meta_parameters, f"strategy.population_size {population:,}")
+
+
+def _check_scale(scale, tasks, algorithm: str) -> None:
+    """`sampling.scale` names traced settings of every task's trainer, and both ends of each range give valid
+    settings on every task (gamma x 1.2 > 1 is said now, not at the generation that draws it)."""
+    from metadisco.hyper import check_traced, with_values
+    from metadisco.train_seeds import resolve_config
+
+    for i, task in enumerate(tasks if scale else ()):
+        where = f"sampling.scale on tasks.{i} ({task.env})"
+        train_config = resolve_config(task.env, task.preset, task.train, task.lifetimes[0], algorithm)
+        check_traced(train_config, scale, where)
+        for end in (0, 1):
+            with_values(train_config, {name: getattr(train_config, name) * bounds[end]
+                                       for name, bounds in scale.items()}, where)
 
 
 def _check_held_out_budgets(specs, algorithm: str) -> None:

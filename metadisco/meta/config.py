@@ -4,7 +4,9 @@
     objective:      {drift: {kind: lpo}, ...}       the objective spec (Objective.from_spec)
     tasks:          [{env, timesteps, seeds, preset, train, baseline}, ...]   what each member is trained on;
                     `timesteps` may be a list of training lengths, one drawn per generation
-    sampling:       {tasks_per_generation}          how many tasks each generation trains on (0: all)
+    sampling:       {tasks_per_generation, scale}   how many tasks each generation trains on (0: all); scale:
+                                                    {lr: [lo, hi]} draws each task's traced settings per generation,
+                                                    as its own value times a log-uniform factor in [lo, hi]
     normalise:      fixed | paired                  fitness / |baseline| (fixed), or (x - random) / (ppo - random)
                                                     with PPO trained on the same seed keys every generation
     combine:        mean | rank                     what the ES is told: the mean over the generation's tasks of
@@ -34,6 +36,7 @@ coercion engine (`metadisco.validate.coerce`). `to_dict()` writes each section b
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
@@ -98,6 +101,25 @@ def _strategy_settings(value: Any, path: str) -> Settings:
     mapping = _mapping(value, path)
     check_finite_tree(path, mapping)
     return Settings({str(k): v for k, v in mapping.items()}, mapping)
+
+
+def _scale_ranges(value: Any, path: str) -> Settings:
+    """`sampling.scale`: {setting: [lo, hi]} with 0 < lo <= hi, finite (the names are checked against each
+    task's trainer in `metadisco.meta.checks`)."""
+    mapping = _mapping(value, path)
+    out = {}
+    for name, bounds in mapping.items():
+        where = f"{path}.{name}"
+        ok = (isinstance(bounds, list | tuple) and len(bounds) == 2
+              and all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds))
+        if not ok:
+            raise UserError(f"config key {where} must be a range [lo, hi] of two factors, e.g. [0.2, 2.0], got "
+                            f"{shorten(bounds)}")
+        lo, hi = (float(b) for b in bounds)
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
+            raise UserError(f"config key {where} must be finite factors with 0 < lo <= hi, got [{lo}, {hi}]")
+        out[str(name)] = (lo, hi)
+    return Settings(out, mapping)
 
 
 def _objective(value: Any, path: str) -> Objective:
@@ -176,6 +198,12 @@ class SamplingConfig:
     the draw and the seeds."""
 
     tasks_per_generation: int = 0
+    # {traced setting: (lo, hi)}: each generation, each drawn task trains at its own value of the setting times
+    # a factor drawn log-uniformly in [lo, hi] (members and the PPO control alike), so that no single step size,
+    # say, is what the objective is fitted to (`metadisco.meta.tasks.draw_settings`).
+    scale: Settings = field(default_factory=Settings)
+
+    PARSERS: typing.ClassVar = {"scale": _scale_ranges}
 
     @classmethod
     def from_plain(cls, data: Any, key: str) -> SamplingConfig:
@@ -242,6 +270,8 @@ class MetaConfig:
         for name in ("sampling", "normalise", "combine", "validation", "plugins", "hyper"):
             if getattr(self, name) == _DEFAULTS[name]:
                 del plain[name]
+        if "sampling" in plain and not self.sampling.scale:  # likewise a key newer than the section
+            del plain["sampling"]["scale"]
         return plain
 
     def to_yaml(self) -> str:

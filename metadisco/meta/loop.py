@@ -223,6 +223,9 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
         if step.paired:
             line["tasks"] = [t.name for t in out_g.tasks]
             line["ppo"] = dict(out_g.ppo)
+        if config.sampling.scale:  # the drawn settings each task trained at this generation
+            line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
+                                for t in out_g.tasks}
         if len(step.tasks) > 1:  # which task moves the population, and which spreads it (what ranks the ES)
             line["task_fitness"], line["task_spread"] = task_stats(out_g.tasks, out_g.scores)
         if g == 0:

@@ -15,6 +15,7 @@ same expected direction as with noiseless fitness, but its useful pairs are (P /
 split-half reliability (the correlation over pairs of d_i measured on two disjoint blocks of S seeds) checks the
 same thing without a model. Differences are in PPO-normalised units (each task's PPO-over-random gap), so tasks
 combine as the fitness does. Since pair_snr grows linearly with S, S / pair_snr seeds give pair_snr = 1.
+With `sampling.scale`, each block of S seeds trains at its own draw of the settings, as a generation would.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from metadisco.fitness import ppo_gap
 from metadisco.meta import distributed as dist
 from metadisco.meta import paired
 from metadisco.meta.baselines import measure_random
+from metadisco.meta.tasks import draw_settings
 
 PROBE_STREAM = 0x7FFFFFFA  # below the generation step's streams (meta/step.py: 0x7FFFFFFB .. 0x7FFFFFFF)
 VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),
@@ -124,6 +126,7 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
         block = paired._concat(block, paired._stack([step.control] * (rows - 2 * k - 2)))
     block = dist.to_global(block, step.mesh)
     per_task, diffs = {}, []
+    scale = dict(config.sampling.scale)
     for task in step.tasks:
         S = task.cfg.seeds
         stream = jax.random.fold_in(jax.random.fold_in(step.base_key, PROBE_STREAM), task.index)
@@ -131,7 +134,10 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
         outs = []
         for r in range(repeats):
             seeds = keys[r * S:(r + 1) * S]
-            outs.append(step.train_rows(task, block, paired.rows_of(seeds, rows)))
+            # with `sampling.scale` each block trains at its own draw of the settings, as a generation does: the
+            # part of a pair's difference that depends on the draw counts as noise, as it does for the ES
+            drawn = draw_settings(jax.random.fold_in(stream, r), task, scale) if scale else task
+            outs.append(step.train_rows(drawn, block, paired.rows_of(seeds, rows)))
             if progress is not None:
                 progress.update(1)
         F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]

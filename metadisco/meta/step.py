@@ -240,7 +240,8 @@ class GenerationStep:
     def tasks_of(self, generation: int) -> list[Task]:
         """The tasks (env and training length) generation `generation` trains on."""
         key = jax.random.fold_in(self.base_key, generation)
-        return sample_tasks(key, self.task_lengths, self.config.sampling.tasks_per_generation)
+        return sample_tasks(key, self.task_lengths, self.config.sampling.tasks_per_generation,
+                            dict(self.config.sampling.scale))
 
     def keys(self, generation: int) -> GenerationKeys:
         """Keys of generation `generation`: members share their seeds' keys; a config task's seeds do not depend

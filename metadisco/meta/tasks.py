@@ -3,13 +3,14 @@ per-generation draw of which tasks a generation trains on.
 
 A config task with `timesteps: [a, b, c]` becomes three `Task`s (one program each, since the number of updates
 fixes the scan length); a generation trains on `sampling.tasks_per_generation` config tasks, each at one of its
-lengths. The draw is a pure function of the generation's key, so a resumed run draws exactly what the
-uninterrupted run drew.
+lengths, and with `sampling.scale` at drawn values of traced settings such as the learning rate. The draw is a
+pure function of the generation's key, so a resumed run draws exactly what the uninterrupted run drew.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -18,12 +19,13 @@ import numpy as np
 from metadisco.config import TrainConfig
 from metadisco.errors import UserError
 from metadisco.fitness import reduce_fitness
-from metadisco.hyper import hyper_of, stack, static_of
+from metadisco.hyper import hyper_of, stack, static_of, with_values
 from metadisco.meta import distributed as dist
 from metadisco.meta.config import TaskConfig
 from metadisco.objectives import Objective
 
 SAMPLE_STREAM = 0x5A3D  # fold_in tag of the task draw inside a generation's key
+SCALE_STREAM = 0x5CA1  # fold_in tag of the settings draw (`draw_settings`)
 
 
 @dataclass
@@ -94,16 +96,37 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
     return out
 
 
-def sample_tasks(key: jax.Array, tasks: list[list[Task]], per_generation: int) -> list[Task]:
+def sample_tasks(key: jax.Array, tasks: list[list[Task]], per_generation: int,
+                 scale: Mapping[str, tuple[float, float]] | None = None) -> list[Task]:
     """The tasks one generation trains on: `per_generation` config tasks (0: all) drawn without replacement, in
-    config order, each at a training length drawn uniformly. With every task at one length and
-    `per_generation` 0 this is every task, and no randomness is used."""
+    config order, each at a training length drawn uniformly, and with `scale` ({setting: (lo, hi)}) each at
+    drawn values of those traced settings (`draw_settings`). With every task at one length, `per_generation`
+    0 and no `scale` this is every task, and no randomness is used."""
     if per_generation == 0 and all(len(t) == 1 for t in tasks):
-        return [t[0] for t in tasks]
-    key = jax.random.fold_in(key, SAMPLE_STREAM)
-    task_key, length_key = jax.random.split(key)
-    chosen = range(len(tasks))
-    if per_generation:
-        chosen = sorted(np.asarray(jax.random.choice(task_key, len(tasks), (per_generation,), replace=False)).tolist())
-    picks = np.asarray(jax.random.randint(length_key, (len(tasks),), 0, 1 << 30))
-    return [tasks[i][int(picks[i]) % len(tasks[i])] for i in chosen]
+        chosen_tasks = [t[0] for t in tasks]
+    else:
+        sample_key = jax.random.fold_in(key, SAMPLE_STREAM)
+        task_key, length_key = jax.random.split(sample_key)
+        chosen = range(len(tasks))
+        if per_generation:
+            chosen = sorted(np.asarray(jax.random.choice(task_key, len(tasks), (per_generation,),
+                                                         replace=False)).tolist())
+        picks = np.asarray(jax.random.randint(length_key, (len(tasks),), 0, 1 << 30))
+        chosen_tasks = [tasks[i][int(picks[i]) % len(tasks[i])] for i in chosen]
+    return [draw_settings(key, task, scale) for task in chosen_tasks] if scale else chosen_tasks
+
+
+def draw_settings(key: jax.Array, task: Task, scale: Mapping[str, tuple[float, float]]) -> Task:
+    """`task` with each traced setting in `scale` at the task's own value times a factor drawn log-uniformly
+    in [lo, hi] from the generation's `key` and the task's index, so a task's draw does not depend on which
+    other tasks the generation drew, nor on its training length. Every row of the generation's population
+    program (members and the PPO control) trains at the drawn values; the compiled program is the same, since
+    traced settings are inputs. Hyperparameter randomisation in the spirit of the reference's lifetime
+    sampling: an objective scored over a range of step sizes cannot win by simply stepping harder or softer."""
+    draw_key = jax.random.fold_in(jax.random.fold_in(key, SCALE_STREAM), task.index)
+    logs = np.asarray(jax.random.uniform(draw_key, (len(scale),)), np.float64)
+    values = {}
+    for u, (name, (lo, hi)) in zip(logs, scale.items(), strict=True):
+        factor = float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
+        values[name] = getattr(task.train_config, name) * factor
+    return replace(task, train_config=with_values(task.train_config, values, f"sampling.scale ({task.name})"))

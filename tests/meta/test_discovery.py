@@ -33,7 +33,7 @@ DISCOVER = {
     "objective": {"drift": {"kind": "talpo", "hidden": 8}},
     "tasks": [{"env": "CartPole-v1", "timesteps": [256, 512], "seeds": 2, "train": TRAIN},
               {"env": "UmbrellaChain-bsuite", "timesteps": 512, "seeds": 2, "train": TRAIN}],
-    "sampling": {"tasks_per_generation": 1},
+    "sampling": {"tasks_per_generation": 1, "scale": {"lr": [0.5, 2.0]}},
     "normalise": "paired",
     "validation": {"tasks": [{"env": "Catch-bsuite", "timesteps": 512, "seeds": 4, "train": TRAIN}], "every": 1},
     "strategy": {"name": "Open_ES", "population_size": 4, "sigma_init": 0.5, "lr": 0.1},
@@ -70,6 +70,13 @@ def full_run(tmp_path_factory):
     (["held_out_envs=[Acrobot-v1@ten]"], "budget after '@' must be a positive whole number"),
     (["held_out_envs=[Acrobot-v1@100]"], r"held_out_envs.0 \(Acrobot-v1@100\): timesteps 100 is smaller than one"),
     (["sampling.tasks_per_generation=3"], "must be in 0..2"),
+    (["sampling.scale={lr: [0, 2]}"], r"sampling.scale.lr must be finite factors with 0 < lo <= hi"),
+    (["sampling.scale={lr: [2, 1]}"], r"0 < lo <= hi, got \[2.0, 1.0\]"),
+    (["sampling.scale={lr: 2}"], r"sampling.scale.lr must be a range \[lo, hi\]"),
+    (["sampling.scale={num_envs: [1, 2]}"], r"sampling.scale on tasks.0 \(CartPole-v1\): num_envs fixes the shape"),
+    (["sampling.scale={lrr: [1, 2]}"],
+     r"unknown sampling.scale on tasks.0 \(CartPole-v1\): hyperparameter 'lrr'; did you mean 'lr'"),
+    (["sampling.scale={gamma: [1, 1.5]}"], r"sampling.scale on tasks.0 \(CartPole-v1\): gamma"),
     (["normalise=ppo"], "unknown normalise 'ppo'"),
     (["normalise=fixed"], "validation needs normalise: paired"),
     (["tasks.0.timesteps=[256, 256]"], "with repeats"),
@@ -87,6 +94,8 @@ def test_lifetimes_read_back_and_old_configs_keep_their_resolved_form():
     plain = parse_config({k: v for k, v in DISCOVER.items() if k not in ("sampling", "normalise", "validation")})
     # a config without the new sections resolves exactly as before they existed (resume digests stay valid)
     assert not {"sampling", "normalise", "validation"} & set(plain.to_dict())
+    assert parse_config(DISCOVER, ["sampling.scale={}"]).to_dict()["sampling"] == {"tasks_per_generation": 1}
+    assert parse_config(DISCOVER).to_dict()["sampling"]["scale"] == {"lr": [0.5, 2.0]}
 
 
 def test_horizon_note_names_the_evaluation_envs_whose_run_length_training_never_showed():
@@ -123,6 +132,38 @@ def test_task_sampling_is_a_function_of_seed_and_generation():
     # a task's seed keys do not depend on which length it is drawn at
     keys = [a.keys(g).tasks[0] for g in range(3)]
     assert keys[0].shape == (4, 2, 2) and not np.array_equal(keys[0], keys[1])
+
+
+def test_drawn_settings_are_log_uniform_in_range_per_seed_generation_and_task():
+    a = GenerationStep(parse_config(discover(generations=0)))
+    b = GenerationStep(parse_config(discover(generations=0)))
+    own = {t.name: t.train_config.lr for t in a.tasks}
+    drawn = [(t.name, t.train_config.lr / own[t.name]) for g in range(200) for t in a.tasks_of(g)]
+    assert drawn == [(t.name, t.train_config.lr / own[t.name]) for g in range(200) for t in b.tasks_of(g)]
+    factors = np.asarray([f for _, f in drawn])
+    assert np.all((factors >= 0.5 * (1 - 1e-6)) & (factors <= 2.0 * (1 + 1e-6)))
+    # log-uniform on [log 0.5, log 2]: the log factor's mean is 0 and its quartiles are at -+0.347, to within
+    # the error of 200 draws
+    logs = np.log(factors)
+    assert abs(logs.mean()) < 0.12 and abs(np.quantile(logs, 0.25) + 0.347) < 0.12
+    assert abs(np.quantile(logs, 0.75) - 0.347) < 0.12
+    assert len(set(factors.round(6))) == len(factors)  # a fresh draw every generation
+    # a task's draw depends on the generation and the task, not on the length it is drawn at nor on which other
+    # tasks the generation drew
+    every = GenerationStep(parse_config(discover(generations=0, sampling={"tasks_per_generation": 0,
+                                                                         "scale": {"lr": [0.5, 2.0]}})))
+    for g in range(30):
+        mine = {t.index: t.train_config.lr / own[t.name] for t in a.tasks_of(g)}
+        all_tasks = {t.index: t.train_config.lr / own[t.name] for t in every.tasks_of(g)}
+        assert all(all_tasks[i] == f for i, f in mine.items())
+    # the drawn settings are traced: one compiled program serves every draw
+    drawn_tasks = [t for g in range(10) for t in a.tasks_of(g)]
+    assert {id(t.population_program) for t in drawn_tasks} <= {id(t.population_program) for t in a.tasks}
+    # the hypers every row of the generation trains with carry the drawn value
+    t = a.tasks_of(3)[0]
+    assert np.all(np.asarray(t.hypers(5).lr) == np.float32(t.train_config.lr))
+    c = GenerationStep(parse_config(discover(generations=0, seed=1)))
+    assert [f for _, f in drawn[:20]] != [t.train_config.lr / own[t.name] for g in range(20) for t in c.tasks_of(g)]
 
 
 def test_no_sampling_trains_every_task_every_generation():
@@ -211,6 +252,9 @@ def test_generation_zero_is_ppo_on_validation_and_fresh_seeds(full_run):
     assert result.fitness_of_initial_mean == 1.0  # the start point is PPO exactly (output layer at zero)
     line = metrics(out)[0]
     assert line["tasks"] and all(name in line["ppo"] for name in line["tasks"])
+    for lines in metrics(out):  # the drawn learning rate of each task is recorded, within its range of 0.01
+        assert set(lines["settings"]) == set(lines["tasks"])
+        assert all(0.005 <= v["lr"] <= 0.02 for v in lines["settings"].values())
     assert json.loads((out / "baselines.json").read_text())["ppo_gap"].keys() == {
         "CartPole-v1@256", "CartPole-v1@512", "UmbrellaChain-bsuite@512"}
     assert result.fitness_of_best is not None and math.isfinite(result.fitness_of_best)
@@ -222,8 +266,8 @@ def test_resume_repeats_sampling_and_validation_byte_for_byte(full_run, tmp_path
     meta_train(discover(), tmp_path, resume=True, progress=False)
     for name in ("objective.msgpack", "objective_best.msgpack"):
         assert (tmp_path / name).read_bytes() == (out / name).read_bytes(), name
-    keys = ("generation", "tasks", "fitness_mean", "fitness_max", "ppo", "validation", "best_generation",
-            "fitness_of_mean")
+    keys = ("generation", "tasks", "settings", "fitness_mean", "fitness_max", "ppo", "validation",
+            "best_generation", "fitness_of_mean")
     assert [{k: x.get(k) for k in keys} for x in metrics(tmp_path)] == [{k: x.get(k) for k in keys}
                                                                         for x in metrics(out)]
 
