@@ -124,9 +124,9 @@ def draw_settings(key: jax.Array, task: Task, scale: Mapping[str, tuple[float, f
     traced settings are inputs. Hyperparameter randomisation in the spirit of the reference's lifetime
     sampling: an objective scored over a range of step sizes cannot win by simply stepping harder or softer."""
     draw_key = jax.random.fold_in(jax.random.fold_in(key, SCALE_STREAM), task.index)
-    logs = np.asarray(jax.random.uniform(draw_key, (len(scale),)), np.float64)
+    uniform = np.asarray(jax.random.uniform(draw_key, (len(scale),)), np.float64)  # one per setting, in [0, 1)
     values = {}
-    for u, (name, (lo, hi)) in zip(logs, scale.items(), strict=True):
+    for u, (name, (lo, hi)) in zip(uniform, scale.items(), strict=True):
         factor = float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
         values[name] = getattr(task.train_config, name) * factor
     return replace(task, train_config=with_values(task.train_config, values, f"sampling.scale ({task.name})"))
