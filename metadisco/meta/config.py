@@ -36,7 +36,6 @@ coercion engine (`metadisco.validate.coerce`). `to_dict()` writes each section b
 from __future__ import annotations
 
 import dataclasses
-import math
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
@@ -104,20 +103,19 @@ def _strategy_settings(value: Any, path: str) -> Settings:
 
 
 def _scale_ranges(value: Any, path: str) -> Settings:
-    """`sampling.scale`: {setting: [lo, hi]} with 0 < lo <= hi, finite (the names are checked against each
-    task's trainer in `metadisco.meta.checks`)."""
+    """`sampling.scale`: {setting: [lo, hi]} with 0 < lo <= hi, each read by the one coercion engine (the names
+    are checked against each task's trainer in `metadisco.meta.checks`)."""
     mapping = _mapping(value, path)
     out = {}
     for name, bounds in mapping.items():
-        where = f"{path}.{name}"
-        ok = (isinstance(bounds, list | tuple) and len(bounds) == 2
-              and all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds))
-        if not ok:
-            raise UserError(f"config key {where} must be a range [lo, hi] of two factors, e.g. [0.2, 2.0], got "
+        where = f"config key {path}.{name}"
+        pair = coerce(bounds, tuple[float, ...], where)
+        if len(pair) != 2:
+            raise UserError(f"{where} must be a range [lo, hi] of two factors, e.g. [0.2, 2.0], got "
                             f"{shorten(bounds)}")
-        lo, hi = (float(b) for b in bounds)
-        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
-            raise UserError(f"config key {where} must be finite factors with 0 < lo <= hi, got [{lo}, {hi}]")
+        lo, hi = pair
+        if not 0 < lo <= hi:
+            raise UserError(f"{where} must be finite factors with 0 < lo <= hi, got [{lo}, {hi}]")
         out[str(name)] = (lo, hi)
     return Settings(out, mapping)
 
