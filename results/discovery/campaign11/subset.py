@@ -1,7 +1,7 @@
-"""The across-env figures of an `evaluate` output (eval.json) restricted to some of its envs, with the package's
-own statistics (`metadisco.stats`: stratified-bootstrap CIs of the IQM and of P(improvement), as `evaluate`
-computes them; seeds without a score lose every comparison and are left out of the IQM). Campaign 11 evaluated
-six held-out envs; campaigns 9 and 10 were scored on the first five. On all six it prints `evaluate`'s figures.
+"""The across-env figures of an `evaluate` output (eval.json) restricted to some of its envs: the same
+`metadisco.evaluate.summary.aggregate` that `evaluate` calls, on the per-seed scores eval.json records. Campaign
+11 evaluated six held-out envs; campaigns 9 and 10 were scored on the first five. On all six it prints
+`evaluate`'s figures.
 
     python results/discovery/campaign11/subset.py results/discovery/campaign11/eval/eval.json \
         Asterix-MinAtar,Freeway-MinAtar,PointRobot-misc,Swimmer-misc,FrozenLake-misc
@@ -9,25 +9,26 @@ six held-out envs; campaigns 9 and 10 were scored on the first five. On all six 
 
 import json
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 
 from metadisco import stats
+from metadisco.evaluate.summary import aggregate
 
 with open(sys.argv[1]) as f:
     result = json.load(f)
 envs = sys.argv[2].split(",")
 methods = list(result["settings"]["methods"])
-# seeds without a score (diverged, or no episode finished) are left out of the IQM, as `evaluate` does
-normalised = {m: [stats.finite(result[e][m]["normalized"]["final_return"]) for e in envs] for m in methods}
+runs = {e: {m: SimpleNamespace(final_return=np.asarray(result[e][m]["final_return"], float)) for m in methods}
+        for e in envs}
+normalised = {e: {m: stats.finite(result[e][m]["normalized"]["final_return"]) for m in methods} for e in envs}
+summary = aggregate(runs, normalised, {}, methods[0], methods[1:], result["settings"]["seed"])
 print(f"envs: {', '.join(envs)}")
 for m in methods:
-    pooled = np.concatenate(normalised[m])
-    low, high = stats.stratified_iqm_ci(normalised[m])
-    print(f"IQM of normalised scores, {m:24s} {stats.iqm(pooled):.2f} [{low:.2f}, {high:.2f}]")
-first = methods[0]
-for other in methods[1:]:
-    raw = [(np.asarray(result[e][first]["final_return"], float), np.asarray(result[e][other]["final_return"], float))
-           for e in envs]
-    p, (low, high) = stats.aggregate_probability_of_improvement(raw)
-    print(f"P({first} > {other}) = {p:.2f} [{low:.2f}, {high:.2f}]")
+    block = summary["iqm_normalized"][m]
+    low, high = block["ci95"]
+    print(f"IQM of normalised scores, {m:24s} {block['iqm']:.2f} [{low:.2f}, {high:.2f}]")
+for comparison, block in summary["probability_of_improvement"].items():
+    low, high = block["ci95"]
+    print(f"P({comparison}) = {block['p']:.2f} [{low:.2f}, {high:.2f}]")
