@@ -8,6 +8,7 @@ Protocols); a researcher's own pieces register with the same decorators and load
 from metadisco.objectives import (  # noqa: F401
     drift,
     expression,
+    learned_dpo,
     learned_optimizer,
     learned_trace,
     learned_value_loss,
