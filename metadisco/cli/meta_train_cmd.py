@@ -53,15 +53,17 @@ def run(args) -> int:
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"
 
-        unit = " (PPO-normalised: PPO = 1)" if config.normalise == "paired" else ""
+        baseline = config.objective.baseline  # paired fitness is relative to it: PPO unless the objective says
+        unit = f" ({baseline}-normalised: {baseline} = 1)" if config.normalise == "paired" else ""
         say(f"ES mean on fresh seeds{unit}: {fmt(result.fitness_of_initial_mean)} at generation 0 -> "
             f"{fmt(result.fitness_of_final_mean)} after {result.generations_done}; objective in "
             f"{args.out}/objective.msgpack, metrics in {args.out}/metrics.jsonl")
         if result.best_generation is not None:
-            found = ("nothing beat PPO on the validation envs, so the kept objective is PPO itself"
+            found = (f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
                      if result.best_generation == 0 else
                      f"the kept objective (generation {result.best_generation}) scores {fmt(result.best_validation)} "
                      f"on the validation envs and {fmt(result.fitness_of_best)} on fresh seeds of the training tasks")
-            say(f"found: {found} (PPO = 1); it is {args.out}/objective_best.msgpack, which evaluate / plot / distil "
-                f"use for {args.out}; next: metadisco evaluate {args.out} --baselines ppo,dpo --out {args.out}/eval")
+            say(f"found: {found} ({baseline} = 1); it is {args.out}/objective_best.msgpack, which evaluate / plot / "
+                f"distil use for {args.out}; next: metadisco evaluate {args.out} --baselines ppo,dpo "
+                f"--out {args.out}/eval")
     return 0

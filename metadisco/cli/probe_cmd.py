@@ -42,10 +42,12 @@ def run(args) -> int:
         report = probe(meta_run, args.repeats, bar)
     if args.out:
         atomic_write_text(args.out, json.dumps(to_jsonable(report), indent=2) + "\n")
-    header = (f"{'task':32s} {'seeds':>5s} {'ppo':>9s} {'random':>9s} {'seed std':>9s} {'member std':>10s} "
+    # The control every member is paired with: the objective at zero meta-parameters (PPO unless it says otherwise).
+    baseline = config.objective.baseline if len(config.objective.baseline) <= 4 else "baseline"
+    header = (f"{'task':32s} {'seeds':>5s} {baseline.lower():>9s} {'random':>9s} {'seed std':>9s} {'member std':>10s} "
               f"{'pair SNR':>8s} {'signal':>6s} {'split-half':>10s} {'seeds for SNR 1':>15s}")
     print(header)
-    rows = [*report["tasks"].items(), ("combined (PPO-normalised)", report["combined"])]
+    rows = [*report["tasks"].items(), (f"combined ({baseline}-normalised)", report["combined"])]
     for name, t in rows:
         print(f"{name:32s} {_fmt(t.get('seeds'), 'd'):>5s} {_fmt(t.get('ppo')):>9s} {_fmt(t.get('random')):>9s} "
               f"{_fmt(t.get('seed_std')):>9s} {_fmt(t.get('member_std')):>10s} {_fmt(t.get('pair_snr')):>8s} "

@@ -59,6 +59,7 @@ class DPODrift(Piece):
     alpha: float = 2.0
     beta: float = 0.6
     positive_options = ("alpha", "beta")  # the soft hinges divide by them
+    baseline = "DPO"
 
     def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         del meta, progress

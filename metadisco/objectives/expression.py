@@ -405,6 +405,7 @@ class ExpressionDrift(Piece):
 
     expression: str = "relu((r - clip(r, 1 - eps, 1 + eps)) * A)"
     constants: tuple[tuple[str, float], ...] = (("eps", 0.2),)
+    baseline = "the expression drift"  # handcrafted: meta-training other pieces pairs them with it
 
     def __post_init__(self):
         object.__setattr__(self, "constants", normalize_constants(self.constants))

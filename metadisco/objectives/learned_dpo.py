@@ -42,6 +42,7 @@ class LearnedDPODrift(Piece):
     beta: float = 0.6
     progress: bool = True  # anneal: the scales also depend on n / N
     positive_options = ("alpha", "beta")
+    baseline = "DPO"  # zero meta-parameters give DPO: paired fitness is DPO-normalised
 
     def zero_meta(self) -> dict:
         k = 2 if self.progress else 1

@@ -37,6 +37,13 @@ class Objective:
         """The trainer this objective is for: "pqn" with a trace slot, else "ppo" (`metadisco.algorithms`)."""
         return "ppo" if self.trace is None else "pqn"
 
+    @property
+    def baseline(self) -> str:
+        """The handcrafted method this objective is at zero meta-parameters: the control that paired fitness
+        scores every member against ("PPO" for LPO / TA-LPO and learned value losses or optimisers, "DPO" for a
+        `dpo` or `learned_dpo` drift, "PQN" for a TD objective)."""
+        return "PQN" if self.trace is not None else self.drift.baseline
+
     def zero_meta(self) -> dict[str, Any]:
         """Meta-parameters at which every learnable piece equals its handcrafted baseline."""
         return {slot: piece.zero_meta() for slot, piece in self.pieces().items()}

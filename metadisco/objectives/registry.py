@@ -149,6 +149,9 @@ class Piece:
     # Whether the piece reads the run length N (`Progress.num_updates`), not only the progress n / N; then
     # meta-training notes the evaluation envs whose N its training tasks do not cover (`metadisco.meta.horizon`).
     sees_horizon: bool = False
+    # A drift's: the handcrafted method it equals at zero meta-parameters, which paired fitness is relative to
+    # and meta-training's messages name (`Objective.baseline`).
+    baseline: str = "PPO"
 
     def zero_meta(self) -> Meta:
         """The meta-parameters at which this piece equals its handcrafted baseline."""

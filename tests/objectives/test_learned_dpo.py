@@ -7,7 +7,7 @@ import pytest
 from test_lpo import SCALES, random_inputs, random_meta
 
 from metadisco.errors import UserError
-from metadisco.objectives import DRIFTS, DriftInputs, Progress
+from metadisco.objectives import BUILTIN_OBJECTIVES, DRIFTS, VALUE_LOSSES, DriftInputs, Objective, Progress
 from metadisco.objectives.drift import dpo_drift
 
 NUM_META = 32  # random meta-parameter draws per scale
@@ -82,3 +82,12 @@ def test_bad_options_are_user_errors():
         DRIFTS.make("learned_dpo", alpha=0.0)
     with pytest.raises(UserError, match="no option"):
         DRIFTS.make("learned_dpo", hidden=3)
+
+
+def test_the_baseline_paired_fitness_is_relative_to_is_named_by_the_objective():
+    """Paired fitness pairs members with the objective at zero meta-parameters; meta-training and the probe name
+    it: DPO for a learned DPO drift, PPO for LPO / TA-LPO and learned value losses, PQN for a TD objective."""
+    assert Objective(drift=DRIFTS.make("learned_dpo")).baseline == "DPO"
+    assert Objective(drift=DRIFTS.make("talpo"), value_loss=VALUE_LOSSES.make("learned")).baseline == "PPO"
+    assert Objective(drift=DRIFTS.make("dpo"), value_loss=VALUE_LOSSES.make("learned")).baseline == "DPO"
+    assert [BUILTIN_OBJECTIVES[name].baseline for name in ("ppo", "dpo", "pqn")] == ["PPO", "DPO", "PQN"]
