@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_lpo import SCALES, random_inputs, random_meta
+from test_lpo import assert_drift_conditions, random_inputs
 
 from metadisco.errors import UserError
 from metadisco.objectives import BUILTIN_OBJECTIVES, DRIFTS, VALUE_LOSSES, DriftInputs, Objective, Progress
@@ -17,25 +17,8 @@ NUM_META = 32  # random meta-parameter draws per scale
 def test_drift_conditions_for_random_meta(progress):
     """>= 0 everywhere, exactly 0 with slope exactly 0 at r = 1, finite: for meta-parameters from ES-sized to far
     past the log-scale clip (scale 30), random ratios, advantages and progress."""
-    drift = DRIFTS.make("learned_dpo", progress=progress)
-
-    @jax.jit
-    def check(key, scale):
-        meta_key, input_key = jax.random.split(key)
-        meta = random_meta(drift, meta_key, scale)
-        ratio, adv, at = random_inputs(input_key)
-        values = drift(meta, DriftInputs(ratio, adv), at)
-        at_one = drift(meta, DriftInputs(jnp.ones_like(adv), adv), at)
-        slope = jax.vmap(jax.grad(lambda r, a: drift(meta, DriftInputs(r, a), at)))(jnp.ones_like(adv), adv)
-        return values.min(), jnp.abs(at_one).max(), jnp.abs(slope).max(), jnp.isfinite(values).all()
-
-    for i, scale in enumerate(SCALES):
-        for key in jax.random.split(jax.random.PRNGKey(10 * i + progress), NUM_META):
-            low, at_one, slope, finite = check(key, scale)
-            assert bool(finite), scale
-            assert float(low) >= 0.0, scale
-            assert float(at_one) == 0.0, scale
-            assert float(slope) == 0.0, scale
+    assert_drift_conditions(DRIFTS.make("learned_dpo", progress=progress), lambda i: 10 * i + progress,
+                            num_meta=NUM_META)
 
 
 def test_zero_meta_is_dpo():

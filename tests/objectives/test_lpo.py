@@ -33,9 +33,10 @@ def random_inputs(key, n=512):
 DRIFT_SPECS = [("lpo", {}), ("lpo", {"hidden": 16}), ("talpo", {}), ("talpo", {"hidden": 32, "horizon": False})]
 
 
-@pytest.mark.parametrize("kind,options", DRIFT_SPECS)
-def test_drift_conditions_for_random_meta(kind, options):
-    drift = DRIFTS.make(kind, **options)
+def assert_drift_conditions(drift, seed_of_scale, num_meta=NUM_META):
+    """The three mirror-learning conditions of `drift` (>= 0 everywhere, exactly 0 with slope exactly 0 at r = 1,
+    and finite) for `num_meta` random meta-parameter draws at each of SCALES, the draws of scale i from the key
+    `seed_of_scale(i)`; random ratios, advantages and progress (`random_inputs`)."""
 
     @jax.jit
     def check(key, scale):
@@ -48,12 +49,18 @@ def test_drift_conditions_for_random_meta(kind, options):
         return values.min(), jnp.abs(at_one).max(), jnp.abs(slope).max(), jnp.isfinite(values).all()
 
     for i, scale in enumerate(SCALES):
-        for key in jax.random.split(jax.random.PRNGKey(100 * DRIFT_SPECS.index((kind, options)) + i), NUM_META):
+        for key in jax.random.split(jax.random.PRNGKey(seed_of_scale(i)), num_meta):
             low, at_one, slope, finite = check(key, scale)
-            assert bool(finite)
-            assert float(low) >= 0.0, (kind, scale)
-            assert float(at_one) == 0.0, (kind, scale)
-            assert float(slope) == 0.0, (kind, scale)
+            assert bool(finite), (drift.name, scale)
+            assert float(low) >= 0.0, (drift.name, scale)
+            assert float(at_one) == 0.0, (drift.name, scale)
+            assert float(slope) == 0.0, (drift.name, scale)
+
+
+@pytest.mark.parametrize("kind,options", DRIFT_SPECS)
+def test_drift_conditions_for_random_meta(kind, options):
+    spec = DRIFT_SPECS.index((kind, options))
+    assert_drift_conditions(DRIFTS.make(kind, **options), lambda i: 100 * spec + i)
 
 
 @pytest.mark.parametrize("kind", ["lpo", "talpo"])
