@@ -25,6 +25,9 @@ def add_parser(sub, name):
                         "LABEL=SOURCE to name it in tables (default: ppo, or pqn for a TD objective)")
     p.add_argument("--preset", default=None, help="trainer preset for every env (default: chosen per env id)")
     p.add_argument("--seed", type=seed_int("--seed"), default=0, help="base seed; the seed keys are split from it")
+    p.add_argument("--score", choices=("final_return", "mean_return"), default="final_return",
+                   help="what the statistics rank: the final return (default) or mean_return, the area under the "
+                        "learning curve (P(improvement) is reported on both)")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -37,7 +40,7 @@ def run(args) -> int:
 
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
                          args.overrides, args.seed, args.preset, show_progress=not args.no_progress,
-                         devices=devices.select(args.devices))
+                         devices=devices.select(args.devices), score=args.score)
     settings = report["settings"]
     for env in (e for e in report if e not in ("settings", "aggregate")):
         cells = []
@@ -46,7 +49,10 @@ def run(args) -> int:
             iqm = "n/a" if entry["iqm"] is None else f"{entry['iqm']:.1f}"
             cells.append(f"{label} IQM {iqm} ({entry['finite_seeds']}/{entry['seeds']} seeds)")
         say(f"{env}: " + ", ".join(cells))
-    for name, block in report["aggregate"]["probability_of_improvement"].items():
-        say(f"P({name}) = {block['p']:.2f}")
+    for score, blocks in report["aggregate"]["probability_of_improvement_by_score"].items():
+        for name, block in blocks.items():
+            ci = block["ci95"]
+            ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+            say(f"P({name}) on {score} = {block['p']:.2f}{ci_text}")
     say(f"wrote {args.out}/eval.json, eval.md and figures")
     return 0

@@ -22,12 +22,14 @@ __all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", 
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
              timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
-             show_progress: bool = True, devices=None) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+             show_progress: bool = True, devices=None, score: str = "final_return"
+             ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
     directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs).
     `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
 
-    The methods x seeds of each env are sharded over `devices` (default: every device of this process)."""
+    The methods x seeds of each env are sharded over `devices` (default: every device of this process).
+    `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
     import jax
     from tqdm import tqdm
 
@@ -45,6 +47,10 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
         raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
     check_int("--seeds", num_seeds, 1, INT32_MAX)
     check_seed("--seed", seed)
+    if score not in summary.SCORES:
+        from metadisco.errors import unknown_name_error
+
+        raise unknown_name_error("--score", score, summary.SCORES)
     if baselines is None:
         from metadisco.evaluate.methods import method_from
 
@@ -87,13 +93,14 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
     labels = [m.label for m in methods]
     key_data = next(iter(results[envs[0]].values())).key_data
     report = summary.summarise(results, {e: c.batch_size for e, c in configs.items()}, random_returns,
-                               labels[0], labels[1:], seed)
+                               labels[0], labels[1:], seed, score)
     report["settings"] = {
         "objective": labels[0],
         "baselines": labels[1:],
         "methods": {m.label: {"source": m.source, "spec": m.objective.to_spec()} for m in methods},
         "seeds": num_seeds,
         "seed": seed,
+        "score": score,
         "seed_keys": key_data,
         "devices": len(devices),  # results are bit-identical on the same device count (metadisco.parallel)
         "timesteps": {e: c.num_updates * c.batch_size for e, c in configs.items()},

@@ -36,6 +36,7 @@ class MethodRun:
 
     metrics: Metrics
     final_return: np.ndarray  # [num_seeds], NaN where diverged or no episode finished
+    mean_return: np.ndarray  # [num_seeds] area under the learning curve: mean return of every episode, NaN likewise
     diverged: np.ndarray  # [num_seeds] bool: losses went non-finite
     key_data: np.ndarray  # [num_seeds, ...] uint32: the raw PRNG keys this method was trained with
     group: int  # index of the compiled call it ran in
@@ -94,9 +95,10 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
         seconds = time.perf_counter() - start
         metrics = _by_method(parallel.gather(out, count), len(group), num_seeds)
         returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
+        areas = np.asarray(reduce_fitness("mean_return", metrics, config.final_window))
         failed = np.asarray(diverged(metrics))
         for i, m in enumerate(group):
-            runs[m.label] = MethodRun(jax.tree.map(lambda x, i=i: x[i], metrics), returns[i], failed[i],
+            runs[m.label] = MethodRun(jax.tree.map(lambda x, i=i: x[i], metrics), returns[i], areas[i], failed[i],
                                       key_data, index, seconds)
         if progress is not None:
             progress.update(1)

@@ -1,7 +1,10 @@
 """From trained runs to numbers: per-(env, method) statistics, aggregates across envs, eval.json and eval.md.
 
 Conventions (stated in eval.md too):
-- score = final return: mean return of the episodes finished in the last `final_window` of updates.
+- score = final return: mean return of the episodes finished in the last `final_window` of updates; or, with
+  `score="mean_return"`, the area under the learning curve (mean return of every episode of the run), the
+  fitness of the PureJaxRL blog's learned value loss. Both are recorded per seed either way, and the
+  probability of improvement is given for both (`probability_of_improvement_by_score`).
 - A seed whose losses went non-finite is "diverged"; a seed with no finished episode in the window has "no
   episode". Neither has a score: both are left out of mean / IQM / CI, counted and named in the table, and count
   as losing every comparison in the probability of improvement.
@@ -21,6 +24,7 @@ from metadisco import stats
 from metadisco.evaluate.runner import MethodRun
 
 REFERENCE = "ppo"  # the method scores are normalised by
+SCORES = ("final_return", "mean_return")  # MethodRun fields a score can be
 
 
 def learning_curve(returns: np.ndarray, counts: np.ndarray, batch_size: int, max_points: int = 100
@@ -59,6 +63,11 @@ def stat_block(scores: np.ndarray, seed: int) -> dict:
     }
 
 
+def scores_of(run: MethodRun, score: str) -> np.ndarray:
+    """[seeds] the run's `score` (one of SCORES), NaN where a seed has none."""
+    return getattr(run, score)
+
+
 def seed_status(run: MethodRun) -> list[str]:
     """'ok', 'diverged' or 'no_episode' for each seed."""
     return ["diverged" if d else ("ok" if math.isfinite(r) else "no_episode")
@@ -67,16 +76,17 @@ def seed_status(run: MethodRun) -> list[str]:
 
 def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, int],
               random_returns: dict[str, float], objective_label: str, baseline_labels: list[str],
-              seed: int = 0) -> dict:
-    """The eval.json content minus "settings": {env: {method: {...}}, "aggregate": {...}}."""
+              seed: int = 0, score: str = "final_return") -> dict:
+    """The eval.json content minus "settings": {env: {method: {...}}, "aggregate": {...}}; statistics of
+    `score` (one of SCORES)."""
     out: dict = {}
     normalised: dict[str, dict[str, np.ndarray]] = {}  # env -> method -> normalised finite scores
     excluded: dict[str, str] = {}
     for env_id, runs in results.items():
         out[env_id] = {}
         reference = runs.get(REFERENCE)
-        ref_mean = float(np.mean(stats.finite(reference.final_return))) \
-            if reference is not None and stats.finite(reference.final_return).size else float("nan")
+        ref_scores = stats.finite(scores_of(reference, score)) if reference is not None else np.zeros(0)
+        ref_mean = float(np.mean(ref_scores)) if ref_scores.size else float("nan")
         low = random_returns.get(env_id, float("nan"))
         scale = ref_mean - low
         # A PPO no better than random (within 1% of the returns' size) would blow normalised scores up.
@@ -94,7 +104,9 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
             mean, lo, hi = stats.mean_curve_ci(curve, seed=seed)
             entry = {
                 "final_return": run.final_return,
-                **stat_block(run.final_return, seed),
+                "mean_return": run.mean_return,
+                "score": score,
+                **stat_block(scores_of(run, score), seed),
                 "seeds": len(status),
                 "finite_seeds": status.count("ok"),
                 "diverged_seeds": [i for i, s in enumerate(status) if s == "diverged"],
@@ -106,16 +118,31 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
                 "curve": {"env_steps": steps, "mean": mean, "ci95_low": lo, "ci95_high": hi},
             }
             if can_normalise:
-                norm = (run.final_return - low) / scale
-                entry["normalized"] = {"final_return": norm, **stat_block(norm, seed)}
+                norm = (scores_of(run, score) - low) / scale
+                entry["normalized"] = {score: norm, **stat_block(norm, seed)}
                 normalised[env_id][label] = stats.finite(norm)
             out[env_id][label] = entry
-    out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed)
+    out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed, score)
     return out
 
 
-def aggregate(results, normalised, excluded, objective_label, baseline_labels, seed) -> dict:
-    """Across envs: IQM of normalised scores (stratified bootstrap over envs) and P(objective > baseline)."""
+def _improvement(results, objective_label, baseline_labels, seed, score) -> dict:
+    """{"X > Y": {"p", "ci95", "per_env"}}: P(objective > baseline) on `score`, averaged over envs."""
+    improvement = {}
+    for baseline in baseline_labels:
+        pairs = [(scores_of(results[e][objective_label], score), scores_of(results[e][baseline], score))
+                 for e in results]
+        p, ci = stats.aggregate_probability_of_improvement(pairs, seed=seed)
+        per_env = {e: stats.probability_of_improvement(x, y) for e, (x, y) in zip(results, pairs, strict=True)}
+        improvement[f"{objective_label} > {baseline}"] = {"p": p, "ci95": list(ci) if ci is not None else None,
+                                                          "per_env": per_env}
+    return improvement
+
+
+def aggregate(results, normalised, excluded, objective_label, baseline_labels, seed,
+              score: str = "final_return") -> dict:
+    """Across envs: IQM of normalised scores (stratified bootstrap over envs) and P(objective > baseline), on
+    `score`; P(objective > baseline) on every score too."""
     labels = list(next(iter(results.values())))
     envs_used = [e for e in results if e not in excluded]
     iqm_normalised = {}
@@ -128,19 +155,17 @@ def aggregate(results, normalised, excluded, objective_label, baseline_labels, s
         iqm_normalised[label] = {"iqm": float(stats.iqm(np.concatenate(strata))),
                                  "ci95": list(ci) if ci is not None else None,
                                  "scores": int(sum(s.size for s in strata))}
-    improvement = {}
-    for baseline in baseline_labels:
-        pairs = [(results[e][objective_label].final_return, results[e][baseline].final_return) for e in results]
-        p, ci = stats.aggregate_probability_of_improvement(pairs, seed=seed)
-        per_env = {e: stats.probability_of_improvement(x, y) for e, (x, y) in zip(results, pairs, strict=True)}
-        improvement[f"{objective_label} > {baseline}"] = {"p": p, "ci95": list(ci) if ci is not None else None,
-                                                          "per_env": per_env}
+    improvement = _improvement(results, objective_label, baseline_labels, seed, score)
     return {
+        "score": score,
         "normalization": f"(score - random policy) / ({REFERENCE} mean - random policy)",
         "normalized_envs": envs_used,
         "excluded_envs": excluded,
         "iqm_normalized": iqm_normalised,
         "probability_of_improvement": improvement,
+        "probability_of_improvement_by_score": {
+            s: improvement if s == score else _improvement(results, objective_label, baseline_labels, seed, s)
+            for s in SCORES},
         "bootstrap": {"method": "stratified percentile bootstrap", "resamples": stats.REPS,
                       "library": f"scipy {scipy.__version__}"},
     }
@@ -176,13 +201,16 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
     settings = report["settings"]
     envs = [e for e in report if e not in ("settings", "aggregate")]
     methods = list(settings["methods"])
+    score = settings.get("score", "final_return")
+    score_text = ("the final return, i.e. the mean return of the episodes finished in the last "
+                  f"{settings['final_window_percent']} of updates (where none finished there, of the latest update "
+                  "that finished any)") if score == "final_return" else \
+        "the area under the learning curve, i.e. the mean return of every episode finished during training"
     lines = [
         f"# Held-out evaluation: {settings['objective']} against {', '.join(settings['baselines'])}",
         "",
         f"{settings['seeds']} seeds per method and env (base seed {settings['seed']}; the same seed keys for "
-        "every method). Score: the final return, i.e. the mean return of the episodes finished in the last "
-        f"{settings['final_window_percent']} of updates (where none finished there, of the latest update that finished "
-        "any). IQM: interquartile mean over seeds, with a 95% "
+        f"every method). Score: {score_text}. IQM: interquartile mean over seeds, with a 95% "
         f"percentile-bootstrap CI ({report['aggregate']['bootstrap']['resamples']} resamples). Normalised: "
         f"{report['aggregate']['normalization']}. Seeds: finished / run; diverged seeds (non-finite losses) "
         "and seeds that finished no episode have no score and are named here.",
@@ -211,6 +239,14 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
         ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
         per_env = ", ".join(f"{e}: {_num(p, 2)}" for e, p in block["per_env"].items())
         lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} | {per_env} |")
+    for other, blocks in agg.get("probability_of_improvement_by_score", {}).items():
+        if other == score:
+            continue
+        for name, block in blocks.items():
+            ci = block["ci95"]
+            ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
+            per_env = ", ".join(f"{e}: {_num(p, 2)}" for e, p in block["per_env"].items())
+            lines.append(f"| P({name}), on {other} | {_num(block['p'], 2)}{ci_text} | {per_env} |")
     lines += ["", "P(X > Y): the chance that a random seed of X scores above a random seed of Y on the same env "
               "(ties half), averaged over envs; seeds without a score lose every comparison.", ""]
     if figures:

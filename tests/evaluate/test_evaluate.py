@@ -115,10 +115,10 @@ def _metrics(returns, counts, losses_finite=True):
 
 def test_diverged_seeds_are_reported_not_dropped():
     keys = np.zeros((3, 2), np.uint32)
-    ok = MethodRun(_metrics([[1.0, 2.0]] * 3, [[1, 1]] * 3), np.array([2.0, 3.0, 4.0]), np.zeros(3, bool),
-                   keys, 0, 1.0)
+    ok = MethodRun(_metrics([[1.0, 2.0]] * 3, [[1, 1]] * 3), np.array([2.0, 3.0, 4.0]), np.array([1.5, 2.0, 2.5]),
+                   np.zeros(3, bool), keys, 0, 1.0)
     bad = MethodRun(_metrics([[1.0, 2.0]] * 3, [[1, 1]] * 3), np.array([5.0, np.nan, np.nan]),
-                    np.array([False, True, False]), keys, 1, 1.0)
+                    np.array([1.0, np.nan, np.nan]), np.array([False, True, False]), keys, 1, 1.0)
     report = summary.summarise({ENV: {"new": bad, "ppo": ok}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
     entry = report[ENV]["new"]
     assert entry["seed_status"] == ["ok", "diverged", "no_episode"]
@@ -126,6 +126,15 @@ def test_diverged_seeds_are_reported_not_dropped():
     assert entry["mean"] == 5.0 and entry["ci95"] is None  # one scored seed: no interval
     # Unscored seeds lose every comparison: 5 beats 2, 3, 4; the two others beat nothing -> 3 / 9.
     assert report["aggregate"]["probability_of_improvement"]["new > ppo"]["p"] == pytest.approx(1 / 3)
+    # On the area under the curve the one scored seed (1.0) beats none of 1.5, 2.0, 2.5: P = 0.
+    by_score = report["aggregate"]["probability_of_improvement_by_score"]
+    assert by_score["final_return"]["new > ppo"]["p"] == pytest.approx(1 / 3)
+    assert by_score["mean_return"]["new > ppo"]["p"] == 0.0
+    on_area = summary.summarise({ENV: {"new": bad, "ppo": ok}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"],
+                                score="mean_return")
+    assert on_area[ENV]["ppo"]["mean"] == 2.0 and on_area[ENV]["new"]["mean"] == 1.0
+    assert on_area["aggregate"]["score"] == "mean_return"
+    assert on_area["aggregate"]["probability_of_improvement"]["new > ppo"]["p"] == 0.0
     report["settings"] = {"objective": "new", "baselines": ["ppo"], "methods": {"new": {}, "ppo": {}}, "seeds": 3,
                           "seed": 0, "timesteps": {ENV: 128}, "final_window_percent": "5%"}
     md = summary.render_markdown(report, {})

@@ -38,6 +38,50 @@ def test_learned_value_loss_is_l2_at_zero_and_differs_elsewhere(progress):
         assert not np.allclose(fn(meta, value), later)
 
 
+@pytest.mark.parametrize("form", ["add", "scale"])
+@pytest.mark.parametrize("input_", ["raw", "symlog"])
+def test_learned_value_loss_forms_are_l2_at_zero_for_random_inputs(form, input_):
+    """Every form and input is L2 exactly at zero meta-parameters (values and gradients, 20 random batches of
+    errors up to 1e3), and a random meta-parameter point changes both."""
+    loss = VALUE_LOSSES.make("learned", form=form, input=input_, hidden=[16, 16])
+    zero, meta = loss.zero_meta(), random_like(loss.zero_meta(), 3, 0.5)
+    for seed in range(20):
+        k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
+        scale = 10.0 ** jax.random.uniform(k3, (), minval=-2, maxval=3)
+        value, target = scale * jax.random.normal(k1, (2, 32))
+        p = Progress(jax.random.uniform(k2, ()), jnp.float32(50.0))
+        fn = lambda m, v, target=target, p=p: loss(m, ValueLossInputs(v, v, target), p)
+        l2_grad = jax.grad(lambda v, target=target: l2_value_loss(v, target).sum())(value)
+        assert np.array_equal(fn(zero, value), l2_value_loss(value, target))
+        assert np.array_equal(jax.grad(lambda v, fn=fn: fn(zero, v).sum())(value), l2_grad)
+        assert not np.allclose(fn(meta, value), l2_value_loss(value, target))
+        assert np.all(np.isfinite(jax.grad(lambda v, fn=fn: fn(meta, v).sum())(value)))
+
+
+def test_scaled_learned_value_loss_reshapes_large_errors():
+    """`form: scale` multiplies L2 by exp(net) (so it stays >= 0 and 0 at zero error); `add` cannot move the
+    slope of a large error, whose tanh units saturate: the reason the scaled form exists."""
+    error = jnp.array([-200.0, -50.0, -1.0, 0.0, 1.0, 50.0, 200.0])
+    for form in ("add", "scale"):
+        loss = VALUE_LOSSES.make("learned", form=form, input="raw", hidden=[8])
+        meta = random_like(loss.zero_meta(), 4, 1.0)
+        slope = jax.grad(lambda e, loss=loss, meta=meta: loss(meta, ValueLossInputs(e, e, 0.0 * e), P0).sum())(error)
+        values = loss(meta, ValueLossInputs(error, error, 0.0 * error), P0)
+        if form == "scale":
+            assert np.all(values >= 0) and values[3] == 0
+            ratio = np.asarray(slope / error)[[0, 6]]
+            assert np.all(np.abs(ratio - 1.0) > 1e-3)  # the far slopes are not L2's
+        else:
+            np.testing.assert_allclose(np.asarray(slope)[[0, 6]], np.asarray(error)[[0, 6]], rtol=1e-5)
+
+
+def test_learned_value_loss_bad_form_or_input():
+    with pytest.raises(UserError, match="form"):
+        VALUE_LOSSES.make("learned", form="mul")
+    with pytest.raises(UserError, match="input"):
+        VALUE_LOSSES.make("learned", input="log")
+
+
 def test_learned_value_loss_sizes():
     assert VALUE_LOSSES.make("learned").zero_meta()["dense_0"]["kernel"].shape == (1, 64)
     meta = VALUE_LOSSES.make("learned", hidden=[8], progress=True).zero_meta()
