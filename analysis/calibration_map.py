@@ -45,8 +45,8 @@ def table(results: dict[str, dict[Fraction, dict]]) -> str:
              "| family | fraction of preset | env steps | P(DPO > PPO) [95% CI] | P on area under curve | "
              "IQM normalised, DPO | IQM normalised, PPO | envs |",
              "|---|---|---:|---|---|---|---|---|"]
-    per_env = ["", "## Per env: P(DPO > PPO) on the final return", "", "| family | env | " +
-               " | ".join(["fractions ->"]) + " |", "|---|---|---|"]
+    per_env = ["", "## Per env: P(DPO > PPO) on the final return", "",
+               "| family | env | by fraction of the preset budget |", "|---|---|---|"]
     for family in [f for f in FAMILIES if f in results] + sorted(set(results) - set(FAMILIES)):
         rows: dict[str, list[str]] = {}
         for fraction, report in sorted(results[family].items()):

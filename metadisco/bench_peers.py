@@ -43,7 +43,7 @@ from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.train_seeds import resolve_config, seed_keys, seeds_program
 
 ENV = "CartPole-v1"
-# experiments/quickstart.yaml's shape (tests/test_bench_peers.py checks they agree).
+# experiments/discover_quick.yaml's shape (tests/test_bench_peers.py checks they agree).
 QUICKSTART = {
     "objective": {"drift": {"kind": "lpo", "hidden": 32}},
     "tasks": [{"env": ENV, "timesteps": 16_384, "seeds": 2, "train": {"lr": 0.0025}}],

@@ -175,9 +175,10 @@ def test_a_piece_without_a_network_starts_at_its_zero_meta():
 # typed configs keep their resolved form (the digest --resume checks)
 
 
-def test_the_committed_quickstart_output_is_of_the_current_quickstart():
-    saved = (ROOT / "results" / "quickstart" / "config.yaml").read_text()
-    assert config_digest(load_config(ROOT / "experiments" / "quickstart.yaml").to_yaml()) == config_digest(saved)
+@pytest.mark.parametrize("name", ["quickstart", "discover_quick"])
+def test_the_committed_output_is_of_the_current_config(name):
+    saved = (ROOT / "results" / name / "config.yaml").read_text()
+    assert config_digest(load_config(ROOT / "experiments" / f"{name}.yaml").to_yaml()) == config_digest(saved)
 
 
 def test_resolved_configs_and_their_digests_are_unchanged():
@@ -201,7 +202,7 @@ def test_value_clip_eps_moved_to_the_clipped_l2_value_loss():
 
     with pytest.raises(UserError, match="value_clip_eps moved .* clipped_l2, clip_eps"):
         resolve_config("CartPole-v1", None, ["value_clip_eps=0.3"])
-    data = yaml.safe_load((ROOT / "experiments" / "quickstart.yaml").read_text())
+    data = yaml.safe_load((ROOT / "experiments" / "discover_quick.yaml").read_text())
     data["tasks"][0]["train"] = {"value_clip_eps": 0.3}
     with pytest.raises(UserError, match="value_clip_eps moved"):
         parse_config(data)

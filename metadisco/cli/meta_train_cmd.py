@@ -58,6 +58,15 @@ def run(args) -> int:
         say(f"ES mean on fresh seeds{unit}: {fmt(result.fitness_of_initial_mean)} at generation 0 -> "
             f"{fmt(result.fitness_of_final_mean)} after {result.generations_done}; objective in "
             f"{args.out}/objective.msgpack, metrics in {args.out}/metrics.jsonl")
+        initial, final = result.fitness_of_initial_mean, result.fitness_of_final_mean
+        tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
+        if initial is not None and final is not None and initial != 0:
+            say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} ({(final - initial) / abs(initial):+.1%}) "
+                f"over generation 0's ES mean, which is {baseline} exactly ({config.fitness})")
+        held = ", ".join(config.held_out_envs)
+        say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
+            + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} --baselines ppo,dpo "
+               f"--out {args.out}/eval`" if held else ""))
         if result.best_generation is not None:
             found = (f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
                      if result.best_generation == 0 else

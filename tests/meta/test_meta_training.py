@@ -256,6 +256,7 @@ def test_cli_generations_zero_writes_the_initial_objective(tmp_path, capsys):
     assert main(["meta-train", str(config_path), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "unknown config key under strategy 'sigmaa'" in err and "is not empty; pass --resume" in err
+    assert "not shown by this run: transfer" in err and "held-out envs (Acrobot-v1) are untested" in err
 
 
 def _command_of(path) -> str:
