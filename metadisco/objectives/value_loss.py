@@ -21,6 +21,13 @@ def l2_value_loss(value: jax.Array, target: jax.Array) -> jax.Array:
     return 0.5 * jnp.square(value - target)
 
 
+def asymmetric_l2_value_loss(value, target, over: float, under: float) -> jax.Array:
+    """0.5 (v - target)^2 weighted by `over` where the value overestimates (v > target), else by `under`: an
+    expectile loss (Newey and Powell 1987) with tau = under / (over + under), times (over + under)."""
+    error = value - target
+    return 0.5 * jnp.where(error > 0, over, under) * jnp.square(error)
+
+
 def clipped_l2_value_loss(value, old_value, target, clip_eps: float) -> jax.Array:
     """PPO's clipped value loss: the larger of the plain and the clipped squared error."""
     clipped = old_value + jnp.clip(value - old_value, -clip_eps, clip_eps)
@@ -33,6 +40,21 @@ class L2ValueLoss(Piece):
     def __call__(self, meta, inputs: ValueLossInputs, progress: Progress) -> jax.Array:
         del meta, progress
         return l2_value_loss(inputs.value, inputs.target)
+
+
+@VALUE_LOSSES.register("asymmetric_l2")
+@dataclass(frozen=True)
+class AsymmetricL2ValueLoss(Piece):
+    """L2 with one weight for over- and one for underestimates (the closed form the learned value loss of
+    `results/value_loss_cartpole/` distils to); over = under = 1 is L2."""
+
+    over: float = 1.0  # weight of the squared error where v > target
+    under: float = 1.0  # weight where v <= target
+    positive_options = ("over", "under")
+
+    def __call__(self, meta, inputs: ValueLossInputs, progress: Progress) -> jax.Array:
+        del meta, progress
+        return asymmetric_l2_value_loss(inputs.value, inputs.target, self.over, self.under)
 
 
 @VALUE_LOSSES.register("clipped_l2")

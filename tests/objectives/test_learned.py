@@ -75,6 +75,18 @@ def test_scaled_learned_value_loss_reshapes_large_errors():
             np.testing.assert_allclose(np.asarray(slope)[[0, 6]], np.asarray(error)[[0, 6]], rtol=1e-5)
 
 
+def test_asymmetric_l2_weights_over_and_underestimates():
+    """L2 at over = under = 1; otherwise each side's squared error times its weight, for random errors."""
+    value, target = jax.random.normal(jax.random.PRNGKey(5), (2, 256)) * 30.0
+    inputs = ValueLossInputs(value, value, target)
+    assert np.array_equal(VALUE_LOSSES.make("asymmetric_l2")({}, inputs, P0), l2_value_loss(value, target))
+    loss = VALUE_LOSSES.make("asymmetric_l2", over=7.0, under=0.25)({}, inputs, P0)
+    weight = np.where(np.asarray(value - target) > 0, 7.0, 0.25)
+    np.testing.assert_allclose(loss, weight * l2_value_loss(value, target), rtol=1e-6)
+    with pytest.raises(UserError, match="over"):
+        VALUE_LOSSES.make("asymmetric_l2", over=0.0)
+
+
 def test_learned_value_loss_bad_form_or_input():
     with pytest.raises(UserError, match="form"):
         VALUE_LOSSES.make("learned", form="mul")

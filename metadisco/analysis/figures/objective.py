@@ -157,11 +157,13 @@ def drift_slices(objective: Objective, meta: Any, label: str, out: Path, grid: s
 
 
 def value_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> Path:
-    d = np.linspace(-3.0, 3.0, 401).astype(np.float32)
+    """Loss and slope against the error v - target, beside L2: near zero (|e| <= 3) and over the errors a critic
+    of returns in the hundreds makes (|e| <= 100), where the second row shows the slope relative to L2's (1 is
+    L2's pull; below 1 the loss pulls the value less than L2 would, above 1 more, below 0 it pushes it away)."""
     prog = progress(0.0)
     l2 = VALUE_LOSSES.make("l2")
 
-    def curve(piece, piece_meta):
+    def curve(piece, piece_meta, d):
         # value = target + d with old_value = target: the loss at the start of an update (no value clipping).
         fn = lambda x: piece(piece_meta, ValueLossInputs(x, jnp.zeros_like(x), jnp.zeros_like(x)), prog)
         loss = fn(jnp.asarray(d))
@@ -169,18 +171,28 @@ def value_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> P
         return np.asarray(loss), np.asarray(slope)
 
     entries = [(label, objective.value_loss, meta["value_loss"]), ("L2", l2, {})]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    near = np.linspace(-3.0, 3.0, 401).astype(np.float32)
+    far = np.linspace(-100.0, 100.0, 801).astype(np.float32)
+    far = far[np.abs(far) > 0.05]  # the relative slope is 0 / 0 at e = 0
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.2), layout="constrained")
     for (name, piece, piece_meta), style in zip(entries, ("-", "--"), strict=True):
-        loss, slope = curve(piece, piece_meta)
-        axes[0].plot(d, loss, style, label=f"{name} ({piece.name})")
-        axes[1].plot(d, slope, style, label=f"{name} ({piece.name})")
-    axes[0].set_ylabel("loss")
-    axes[1].set_ylabel("d loss / d v")
-    for ax in axes:
+        loss, slope = curve(piece, piece_meta, near)
+        axes[0, 0].plot(near, loss, style, label=f"{name} ({piece.name})")
+        axes[0, 1].plot(near, slope, style, label=f"{name} ({piece.name})")
+        loss, slope = curve(piece, piece_meta, far)
+        axes[1, 0].plot(far, loss, style, label=f"{name} ({piece.name})")
+        axes[1, 1].plot(far, slope / far, style, label=f"{name} ({piece.name})")
+    axes[0, 0].set_ylabel("loss")
+    axes[0, 1].set_ylabel("d loss / d v")
+    axes[1, 0].set_ylabel("loss")
+    axes[1, 0].set_yscale("symlog", linthresh=1.0)
+    axes[1, 1].set_ylabel("slope / L2's slope (its pull relative to L2)")
+    axes[1, 1].axhline(0.0, color="grey", lw=0.5, ls=":")  # below 0 the loss pushes v away from the target
+    for ax in axes.flat:
         ax.set_xlabel("v - target")
         ax.axvline(0.0, color="grey", lw=0.5, ls=":")
         ax.legend(fontsize=8)
-    fig.suptitle(f"value loss of {label} beside L2, same axes", fontsize=10)
+    fig.suptitle(f"value loss of {label} beside L2: near 0 (top) and over large errors (bottom)", fontsize=10)
     return _save(fig, out / "value_loss.png")
 
 
