@@ -61,8 +61,9 @@ def run(args) -> int:
         initial, final = result.fitness_of_initial_mean, result.fitness_of_final_mean
         tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
         if initial is not None and final is not None and initial != 0:
+            zero = config.objective.describe_baseline()
             say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} ({(final - initial) / abs(initial):+.1%}) "
-                f"over generation 0's ES mean, which is {baseline} exactly ({config.fitness})")
+                f"over generation 0's ES mean, which is {zero} exactly ({config.fitness})")
         held = ", ".join(config.held_out_envs)
         say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
             + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} --baselines ppo,dpo "

@@ -44,6 +44,11 @@ class Objective:
         `dpo` or `learned_dpo` drift, "PQN" for a TD objective)."""
         return "PQN" if self.trace is not None else self.drift.baseline
 
+    def describe_baseline(self) -> str:
+        """`baseline` in words, naming where it differs from the method's own: a learned value loss is a residual
+        around plain L2, not PPO's clipped L2, so its zero point is "PPO with an L2 value loss"."""
+        return f"{self.baseline} with an L2 value loss" if self.value_loss.name == "learned" else self.baseline
+
     def zero_meta(self) -> dict[str, Any]:
         """Meta-parameters at which every learnable piece equals its handcrafted baseline."""
         return {slot: piece.zero_meta() for slot, piece in self.pieces().items()}

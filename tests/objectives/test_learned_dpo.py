@@ -73,4 +73,6 @@ def test_the_baseline_paired_fitness_is_relative_to_is_named_by_the_objective():
     assert Objective(drift=DRIFTS.make("learned_dpo")).baseline == "DPO"
     assert Objective(drift=DRIFTS.make("talpo"), value_loss=VALUE_LOSSES.make("learned")).baseline == "PPO"
     assert Objective(drift=DRIFTS.make("dpo"), value_loss=VALUE_LOSSES.make("learned")).baseline == "DPO"
+    assert Objective(value_loss=VALUE_LOSSES.make("learned")).describe_baseline() == "PPO with an L2 value loss"
+    assert Objective(drift=DRIFTS.make("lpo")).describe_baseline() == "PPO"
     assert [BUILTIN_OBJECTIVES[name].baseline for name in ("ppo", "dpo", "pqn")] == ["PPO", "DPO", "PQN"]
