@@ -25,8 +25,12 @@ declare -A ENVS=(
 families=("$@")
 [ ${#families[@]} -eq 0 ] && families=(classic bsuite misc minatar brax)
 
-for family in "${families[@]}"; do
-  for fraction in ${FRACTIONS[$family]}; do
+# Breadth first: every family's smallest fraction, then every family's next, so a partial run still maps all.
+for rank in 0 1 2; do
+  for family in "${families[@]}"; do
+    read -r -a fractions <<< "${FRACTIONS[$family]}"
+    [ $rank -lt ${#fractions[@]} ] || continue
+    fraction=${fractions[$rank]}
     steps=$(( BUDGET[$family] * 1 / ${fraction#*/} ))
     [ "$fraction" = "1" ] && steps=${BUDGET[$family]}
     dir="$OUT/$family/${fraction/\//_}"
