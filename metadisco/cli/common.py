@@ -56,6 +56,19 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
                         help="override a setting (repeatable), e.g. --set lr=1e-3")
 
 
+def add_baseline_cache_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-baseline-cache", dest="baseline_cache", action="store_false",
+                        help="measure PPO's reference scores and the random policy's returns again instead of "
+                             "reading them from the baseline cache ($XDG_CACHE_HOME/metadisco/baselines)")
+
+
+def use_baseline_cache(args) -> None:
+    """Turn the baseline cache on or off as the command line says (`metadisco.baseline_cache`)."""
+    from metadisco import baseline_cache
+
+    baseline_cache.configure(args.baseline_cache)
+
+
 def output_dir(path: str) -> Path:
     """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`)."""
     return check_output_dir(path, "--out")

@@ -3,7 +3,15 @@ tables and figures (DIR/eval.json, DIR/eval.md, DIR/curves_<env>.png, DIR/aggreg
 
 from __future__ import annotations
 
-from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, positive_int, say, seed_int
+from metadisco.cli.common import (
+    MAX_TIMESTEPS,
+    add_baseline_cache_option,
+    add_set_option,
+    positive_int,
+    say,
+    seed_int,
+    use_baseline_cache,
+)
 
 
 def _id_list(text: str) -> list[str]:
@@ -27,11 +35,13 @@ def add_parser(sub, name):
     p.add_argument("--seed", type=seed_int("--seed"), default=0, help="base seed; the seed keys are split from it")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
+    add_baseline_cache_option(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    use_baseline_cache(args)
     from metadisco import devices
     from metadisco.evaluate import evaluate
 

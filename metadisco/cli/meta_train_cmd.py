@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, say
+from metadisco.cli.common import add_baseline_cache_option, add_set_option, say, use_baseline_cache
 from metadisco.errors import UserError
 
 
@@ -11,6 +11,7 @@ def add_parser(sub, name):
     p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/quickstart.yaml)")
     add_set_option(p)
     p.add_argument("--out", required=True, help="run directory (new or empty, or an existing run with --resume)")
+    add_baseline_cache_option(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (several hosts; also implied by "
@@ -19,6 +20,7 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
+    use_baseline_cache(args)
     from metadisco.meta import distributed as dist
 
     distributed = args.distributed or dist.wants_distributed()

@@ -14,9 +14,16 @@ import sys
 from pathlib import Path
 
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
-from metadisco.evaluate.runner import MethodRun, group_methods, random_policy_return, train_env
+from metadisco.evaluate.runner import (
+    MethodRun,
+    cached_random_return,
+    group_methods,
+    random_policy_return,
+    train_env,
+)
 
-__all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", "random_policy_return",
+__all__ = ["Method", "MethodRun", "cached_random_return", "evaluate", "group_methods", "held_out_envs",
+           "random_policy_return",
            "resolve_methods", "train_env"]
 
 
@@ -80,7 +87,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
               disable=not show_progress, dynamic_ncols=True) as progress:
         for env in envs:
             progress.set_postfix_str(f"{env}: random policy")
-            random_returns[env] = random_policy_return(env, seed=seed)
+            random_returns[env] = cached_random_return(env, seed=seed)
             progress.update(1)
             results[env] = train_env(env, methods, configs[env], num_seeds, seed, progress, devices)
 

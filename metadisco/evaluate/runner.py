@@ -103,6 +103,16 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
     return {m.label: runs[m.label] for m in methods}
 
 
+def cached_random_return(env_id: str, seed: int = 0) -> float:
+    """`random_policy_return` at its defaults, through the baseline cache (`metadisco.baseline_cache`): meta-train,
+    probe and evaluate roll out the same random policy on the same envs."""
+    from metadisco import baseline_cache
+
+    settings = {"env": env_id, "seed": seed, "num_envs": 16, "num_steps": 1000, "max_chunks": 10}
+    return baseline_cache.cached("random_return", settings, lambda: random_policy_return(env_id, seed=seed),
+                                 baseline_cache.cacheable(env_id))
+
+
 def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000, seed: int = 0,
                          max_chunks: int = 10) -> float:
     """Mean return of the episodes a uniformly random policy finishes in `num_envs` envs.
