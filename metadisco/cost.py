@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import jax
-
 from metadisco.errors import UserError
+
+# JAX is imported inside the functions: the command line reads ACCELERATORS before it chooses the device count,
+# which must happen before JAX starts.
 
 
 @dataclass(frozen=True)
@@ -59,17 +60,13 @@ def xla_cost(compiled) -> Cost:
                 float(analysis.get("transcendentals", 0.0)))
 
 
-# Loop bodies are compiled only to be costed: XLA's cost analysis reads the optimised HLO, which the backend's
-# code generation (most of a CPU compile) does not change, so the backend's optimisations are skipped.
-_FAST = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
-
-
 def _compile(closed) -> object:
     """A closed jaxpr as its own compiled program (inputs of its abstract shapes)."""
-    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.in_avals]
+    import jax
     from jax.extend.core import jaxpr_as_fun
 
-    return jax.jit(jaxpr_as_fun(closed)).lower(*args).compile(_FAST)
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.in_avals]
+    return jax.jit(jaxpr_as_fun(closed)).lower(*args).compile()
 
 
 def _closed(value) -> Iterator:
@@ -116,6 +113,8 @@ def jaxpr_cost(closed, compiled=None) -> Cost:
 
 def program_cost(fn, *args) -> Cost:
     """FLOPs and bytes of `fn(*args)` (arrays or `jax.ShapeDtypeStruct`s), loops counted (module docstring)."""
+    import jax
+
     return jaxpr_cost(jax.make_jaxpr(fn)(*args))
 
 

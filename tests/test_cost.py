@@ -74,3 +74,12 @@ def test_accelerators_and_the_roofline():
     acc = cost.Accelerator("x", flops=1e12, bandwidth=1e11, memory=1e9)
     assert cost.roofline_seconds(cost.Cost(flops=2e12, bytes=1e10), acc) == 2.0  # compute-bound
     assert cost.roofline_seconds(cost.Cost(flops=1e9, bytes=1e11), acc) == 1.0  # bandwidth-bound
+
+
+def test_the_command_line_reads_the_table_before_jax_starts():
+    """The parser lists the accelerators; JAX must not start then, or the device count is fixed too early."""
+    import subprocess
+    import sys
+
+    code = "import sys; from metadisco.cli import build_parser; build_parser(); print('jax' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
