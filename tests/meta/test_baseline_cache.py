@@ -111,3 +111,13 @@ def test_off_by_default_from_python_and_plugins_are_not_cached(tmp_path):
     finally:
         baseline_cache.configure(False)
     assert baseline_cache.code_version().startswith(__import__("metadisco").__version__ + "+")
+
+
+@pytest.mark.parametrize("command", [["meta-train", "c.yaml", "--out", "x"], ["probe", "c.yaml"],
+                                     ["evaluate", "ppo", "--out", "x"]])
+def test_meta_train_probe_and_evaluate_take_no_baseline_cache(command):
+    from metadisco.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(command).baseline_cache is True
+    assert parser.parse_args([*command, "--no-baseline-cache"]).baseline_cache is False
