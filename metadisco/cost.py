@@ -193,3 +193,19 @@ def accelerator(name: str | None, flops: float | None = None, bandwidth: float |
 def roofline_seconds(cost: Cost, acc: Accelerator) -> float:
     """The roofline time of `cost` on `acc`: max(FLOPs / peak, bytes / bandwidth) (an estimate, a lower bound)."""
     return max(cost.flops / acc.flops, cost.bytes / acc.bandwidth)
+
+
+def format_si(value: float, unit: str) -> str:
+    """1.23 G<unit> style: three significant digits and a decimal prefix."""
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def format_seconds(value: float) -> str:
+    if value >= 3600:
+        return f"{value / 3600:.2f} h"
+    if value >= 60:
+        return f"{value / 60:.1f} min"
+    return f"{value:.3g} s"

@@ -27,6 +27,8 @@ import jax
 import numpy as np
 
 from metadisco import cost
+from metadisco.cost import format_seconds as _seconds
+from metadisco.cost import format_si as _si
 from metadisco.meta import distributed as dist
 from metadisco.meta import paired
 
@@ -144,22 +146,6 @@ def plan(step, measure: bool = True) -> Plan:
             work = work + sum((_call(p, 2) for p in valid.values()), Pass())
         generations.append(work)
     return Plan([*train.values(), *valid.values()], generations, step.devices, step.population_size)
-
-
-def _si(value: float, unit: str) -> str:
-    """1.23 G<unit> style: three significant digits and a decimal prefix."""
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
-
-
-def _seconds(value: float) -> str:
-    if value >= 3600:
-        return f"{value / 3600:.2f} h"
-    if value >= 60:
-        return f"{value / 60:.1f} min"
-    return f"{value:.3g} s"
 
 
 def render(result: Plan, acc: cost.Accelerator, measured: bool = True) -> list[str]:
