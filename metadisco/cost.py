@@ -95,12 +95,20 @@ def _scans(jaxpr) -> Iterator[tuple[int, int, object]]:
                 yield from _scans(sub.jaxpr)
 
 
+# Loop bodies already costed in this process, by their text: a task's training lengths share every body but the
+# outermost loop's length, and the dry run costs each length.
+_BODIES: dict[str, tuple[Cost, Cost]] = {}
+
+
 def _costs(closed, compiled=None) -> tuple[Cost, Cost]:
-    """(XLA's count, the count with trips) of a closed jaxpr; each body is compiled once."""
+    """(XLA's count, the count with trips) of a closed jaxpr; each distinct body is compiled once."""
     once = xla_cost(compiled if compiled is not None else _compile(closed))
     total = once
     for length, copies, body in _scans(closed.jaxpr):
-        body_once, body_total = _costs(body)
+        key = f"{body.in_avals}{body.jaxpr}"
+        if key not in _BODIES:
+            _BODIES[key] = _costs(body)
+        body_once, body_total = _BODIES[key]
         total = total + body_total * length - body_once * copies
     return once, total
 
