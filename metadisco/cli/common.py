@@ -56,6 +56,50 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
                         help="override a setting (repeatable), e.g. --set lr=1e-3")
 
 
+def add_baseline_cache_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-baseline-cache", dest="baseline_cache", action="store_false",
+                        help="measure PPO's reference scores and the random policy's returns again instead of "
+                             "reading them from the baseline cache ($XDG_CACHE_HOME/metadisco/baselines)")
+
+
+def use_baseline_cache(args) -> None:
+    """Turn the baseline cache on or off as the command line says (`metadisco.baseline_cache`)."""
+    from metadisco import baseline_cache
+
+    baseline_cache.configure(args.baseline_cache)
+
+
+def add_dry_run_options(parser: argparse.ArgumentParser) -> None:
+    """--dry-run and the accelerator its estimate is for (`metadisco.cost`)."""
+    from metadisco.cost import ACCELERATORS
+
+    parser.add_argument("--dry-run", action="store_true",
+                        help="compile the programs, call each once and print env steps, FLOPs, memory and time "
+                             "per generation and in total, and an estimate on --accelerator; nothing is written")
+    parser.add_argument("--accelerator", default="A100-40GB", metavar="NAME",
+                        help=f"the accelerator of the dry run's estimate: {', '.join(ACCELERATORS)} "
+                             "(default A100-40GB)")
+    for name, what in (("flops", "peak float32 FLOP/s"), ("bandwidth", "memory bandwidth in bytes/s"),
+                       ("memory", "memory in bytes")):
+        parser.add_argument(f"--accelerator-{name}", type=positive_float(f"--accelerator-{name}"), default=None,
+                            metavar="X", help=f"the accelerator's {what} (overrides --accelerator's)")
+
+
+def positive_float(name: str):
+    """An argparse type: a finite number > 0 (1e12 is fine)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (0 < value < float("inf")):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {shorten(text)}")
+        return value
+
+    return parse
+
+
 def output_dir(path: str) -> Path:
     """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`)."""
     return check_output_dir(path, "--out")

@@ -3,7 +3,16 @@ tables and figures (DIR/eval.json, DIR/eval.md, DIR/curves_<env>.png, DIR/aggreg
 
 from __future__ import annotations
 
-from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, positive_int, say, seed_int
+from metadisco.cli.common import (
+    MAX_TIMESTEPS,
+    add_baseline_cache_option,
+    add_dry_run_options,
+    add_set_option,
+    positive_int,
+    say,
+    seed_int,
+    use_baseline_cache,
+)
 
 
 def _id_list(text: str) -> list[str]:
@@ -29,15 +38,23 @@ def add_parser(sub, name):
                    help="what the statistics rank: the final return (default) or mean_return, the area under the "
                         "learning curve (P(improvement) is reported on both)")
     add_set_option(p)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
+    add_baseline_cache_option(p)
+    add_dry_run_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    use_baseline_cache(args)
     from metadisco import devices
+    from metadisco.errors import UserError
     from metadisco.evaluate import evaluate
 
+    if args.dry_run:
+        return dry_run(args)
+    if args.out is None:
+        raise UserError("give --out DIR, or --dry-run to plan the evaluation without one")
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
                          args.overrides, args.seed, args.preset, show_progress=not args.no_progress,
                          devices=devices.select(args.devices), score=args.score)
@@ -55,4 +72,22 @@ def run(args) -> int:
             ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
             say(f"P({name}) on {score} = {block['p']:.2f}{ci_text}")
     say(f"wrote {args.out}/eval.json, eval.md and figures")
+    return 0
+
+
+def dry_run(args) -> int:
+    """Plan the evaluation (`metadisco.evaluate.plan`): compile each call, print its cost; train and write nothing."""
+    from metadisco import cost, devices
+    from metadisco.evaluate import prepare
+    from metadisco.evaluate.plan import plan_evaluation, render
+
+    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
+                           args.accelerator_memory)
+    methods, envs, configs = prepare(args.objective, args.envs, args.baselines, args.seeds, args.timesteps,
+                                     args.overrides, args.seed, args.preset)
+    used = devices.select(args.devices)
+    say(f"dry run: compiling the calls of {len(methods)} method(s) on {len(envs)} env(s); nothing is trained or "
+        "written")
+    for line in render(plan_evaluation(methods, envs, configs, args.seeds, args.seed, used), acc, len(used)):
+        print(line)
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, say
+from metadisco.cli.common import add_baseline_cache_option, add_dry_run_options, add_set_option, say, use_baseline_cache
 from metadisco.errors import UserError
 
 
@@ -10,7 +10,10 @@ def add_parser(sub, name):
     p = sub.add_parser(name, help="meta-train an objective by evolution (config: a YAML file, see experiments/)")
     p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/quickstart.yaml)")
     add_set_option(p)
-    p.add_argument("--out", required=True, help="run directory (new or empty, or an existing run with --resume)")
+    p.add_argument("--out", default=None,
+                   help="run directory (new or empty, or an existing run with --resume); not needed with --dry-run")
+    add_baseline_cache_option(p)
+    add_dry_run_options(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (several hosts; also implied by "
@@ -19,6 +22,7 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
+    use_baseline_cache(args)
     from metadisco.meta import distributed as dist
 
     distributed = args.distributed or dist.wants_distributed()
@@ -38,6 +42,10 @@ def run(args) -> int:
     from metadisco.meta.step import GenerationStep
 
     config = load_config(args.config, args.overrides)
+    if args.dry_run:
+        return dry_run(args, config)
+    if args.out is None:
+        raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
     run_dir = RunDir(args.out, writer=dist.is_writer())
     run_dir.check_before_run(args.resume)
     mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
@@ -76,4 +84,25 @@ def run(args) -> int:
             say(f"found: {found} ({baseline} = 1); it is {args.out}/objective_best.msgpack, which evaluate / plot / "
                 f"distil use for {args.out}; next: metadisco evaluate {args.out} --baselines ppo,dpo "
                 f"--out {args.out}/eval")
+    return 0
+
+
+def dry_run(args, config) -> int:
+    """Plan the run (`metadisco.meta.plan`): compile, call each program once, print; write nothing."""
+    from metadisco import cost, devices
+    from metadisco.meta import distributed as dist
+    from metadisco.meta.plan import plan, render
+    from metadisco.meta.step import GenerationStep
+
+    if args.resume:
+        raise UserError("--dry-run plans a new run; leave out --resume")
+    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
+                           args.accelerator_memory)
+    mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
+    step = GenerationStep(config, mesh)
+    say(f"dry run: compiling {len(step.tasks) + len(step.valid_tasks)} program(s) of {config.strategy.name} "
+        f"(population {config.strategy.population_size}) over {step.devices} device(s) and calling each once; "
+        "nothing is written")
+    for line in render(plan(step), acc):
+        print(line)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from metadisco.cli.common import add_set_option, positive_int, say
+from metadisco.cli.common import add_baseline_cache_option, add_set_option, positive_int, say, use_baseline_cache
 
 
 def add_parser(sub, name):
@@ -13,6 +13,7 @@ def add_parser(sub, name):
     add_set_option(p)
     p.add_argument("--repeats", type=positive_int("--repeats"), default=4,
                    help="blocks of the config's seeds per member (default 4: 4 x seeds runs of each member)")
+    add_baseline_cache_option(p)
     p.add_argument("--out", default=None, help="also write the figures as JSON to this file")
     p.set_defaults(run=run)
 
@@ -22,6 +23,7 @@ def _fmt(value, spec=".3g") -> str:
 
 
 def run(args) -> int:
+    use_baseline_cache(args)
     import json
 
     from tqdm import tqdm

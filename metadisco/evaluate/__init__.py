@@ -14,31 +14,25 @@ import sys
 from pathlib import Path
 
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
-from metadisco.evaluate.runner import MethodRun, group_methods, random_policy_return, train_env
+from metadisco.evaluate.runner import (
+    MethodRun,
+    cached_random_return,
+    group_methods,
+    random_policy_return,
+    train_env,
+)
 
-__all__ = ["Method", "MethodRun", "evaluate", "group_methods", "held_out_envs", "random_policy_return",
+__all__ = ["Method", "MethodRun", "cached_random_return", "evaluate", "prepare", "group_methods", "held_out_envs",
+           "random_policy_return",
            "resolve_methods", "train_env"]
 
 
-def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
-             timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
-             show_progress: bool = True, devices=None, score: str = "final_return"
-             ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
-    """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
-    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs).
-    `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
-
-    The methods x seeds of each env are sharded over `devices` (default: every device of this process).
-    `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
-    import jax
-    from tqdm import tqdm
-
-    from metadisco.analysis.figures import eval_curves as figures
-    from metadisco.config import config_to_dict
+def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int,
+            timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None
+            ) -> tuple[list[Method], list[str], dict]:
+    """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training."""
     from metadisco.envs import split_budget
     from metadisco.errors import UserError
-    from metadisco.evaluate import summary
-    from metadisco.io import atomic_write_text, check_output_dir, write_json
     from metadisco.limits import check_trainer_fits
     from metadisco.train_seeds import resolve_config
     from metadisco.validate import INT32_MAX, check_int, check_seed
@@ -47,10 +41,6 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
         raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
     check_int("--seeds", num_seeds, 1, INT32_MAX)
     check_seed("--seed", seed)
-    if score not in summary.SCORES:
-        from metadisco.errors import unknown_name_error
-
-        raise unknown_name_error("--score", score, summary.SCORES)
     if baselines is None:
         from metadisco.evaluate.methods import method_from
 
@@ -76,6 +66,32 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
                for env, budget in budgets}
     for env, config in configs.items():
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
+    return methods, envs, configs
+
+
+def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
+             timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
+             show_progress: bool = True, devices=None, score: str = "final_return"
+             ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+    """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
+    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs).
+    `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
+
+    The methods x seeds of each env are sharded over `devices` (default: every device of this process).
+    `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
+    import jax
+    from tqdm import tqdm
+
+    from metadisco.analysis.figures import eval_curves as figures
+    from metadisco.config import config_to_dict
+    from metadisco.evaluate import summary
+    from metadisco.io import atomic_write_text, check_output_dir, write_json
+
+    if score not in summary.SCORES:
+        from metadisco.errors import unknown_name_error
+
+        raise unknown_name_error("--score", score, summary.SCORES)
+    methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset)
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
 
     devices = list(jax.local_devices() if devices is None else devices)
@@ -86,7 +102,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
               disable=not show_progress, dynamic_ncols=True) as progress:
         for env in envs:
             progress.set_postfix_str(f"{env}: random policy")
-            random_returns[env] = random_policy_return(env, seed=seed)
+            random_returns[env] = cached_random_return(env, seed=seed)
             progress.update(1)
             results[env] = train_env(env, methods, configs[env], num_seeds, seed, progress, devices)
 

@@ -66,6 +66,19 @@ def _by_method(tree, num_methods: int, num_seeds: int):
     return jax.tree.map(lambda x: x.reshape(num_methods, num_seeds, *x.shape[1:]), tree)
 
 
+def group_program(env, group: list[Method], config: TrainConfig, keys, devices) -> tuple:
+    """(compiled function, its placed arguments) of one group of methods (`group_methods`) on `env` with seed
+    `keys`: run m * S + s trains method m with seed s, split over (at most one run per) `devices`."""
+    num_seeds = len(keys)
+    used = tuple(parallel.devices_for(len(group) * num_seeds, devices))
+    # Run m * S + s: method m, seed s. Methods are repeated S times, keys tiled M times.
+    run_meta = jax.tree.map(lambda *xs: np.repeat(np.stack([np.asarray(x) for x in xs]), num_seeds, axis=0),
+                            *(m.meta for m in group))
+    run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
+    fn = _compiled(static_of(config), env, group[0].objective, used)
+    return fn, parallel.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
+
+
 def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds: int, seed: int = 0,
               progress=None, devices=None) -> dict[str, MethodRun]:
     """Train `num_seeds` seeds of every method on `env_id`; {label: MethodRun} in the order of `methods`.
@@ -83,14 +96,8 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
         if progress is not None:
             progress.set_postfix_str(f"{env_id}: {', '.join(m.label for m in group)}")
         count = len(group) * num_seeds
-        used = tuple(parallel.devices_for(count, devices))
-        # Run m * S + s: method m, seed s. Methods are repeated S times, keys tiled M times.
-        run_meta = jax.tree.map(lambda *xs: np.repeat(np.stack([np.asarray(x) for x in xs]), num_seeds, axis=0),
-                                *(m.meta for m in group))
-        run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
         start = time.perf_counter()
-        fn = _compiled(static_of(config), env, group[0].objective, used)
-        args = parallel.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
+        fn, args = group_program(env, group, config, keys, devices)
         out = jax.block_until_ready(fn(*args))
         seconds = time.perf_counter() - start
         metrics = _by_method(parallel.gather(out, count), len(group), num_seeds)
@@ -103,6 +110,16 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
         if progress is not None:
             progress.update(1)
     return {m.label: runs[m.label] for m in methods}
+
+
+def cached_random_return(env_id: str, seed: int = 0) -> float:
+    """`random_policy_return` at its defaults, through the baseline cache (`metadisco.baseline_cache`): meta-train,
+    probe and evaluate roll out the same random policy on the same envs."""
+    from metadisco import baseline_cache
+
+    settings = {"env": env_id, "seed": seed, "num_envs": 16, "num_steps": 1000, "max_chunks": 10}
+    return baseline_cache.cached("random_return", settings, lambda: random_policy_return(env_id, seed=seed),
+                                 baseline_cache.cacheable(env_id))
 
 
 def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000, seed: int = 0,

@@ -9,7 +9,9 @@
   (`random`, the zero point; deterministic, so measured again rather than stored).
 
 A checkpoint stores `Baselines.cached()` (the normalisers or the scales), so a resumed run trains against
-exactly the figures the uninterrupted run used.
+exactly the figures the uninterrupted run used. Across runs, every measured figure goes through the baseline
+cache (`metadisco.baseline_cache`, on from the command line): a second run with the same settings reads PPO's
+scores back instead of training PPO, bit for bit what it would have measured.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metadisco import baseline_cache, parallel
+from metadisco.config import config_to_dict
 from metadisco.errors import UserError
 from metadisco.fitness import ppo_gap, reduce_fitness
 from metadisco.meta import distributed as dist
@@ -54,13 +58,13 @@ def _say_nothing(message: str) -> None:
 def measure_random(step) -> dict[str, float]:
     """Return of a uniformly random policy on every training and validation env of `step`
     (`metadisco.meta.step.GenerationStep`): paired normalisation's zero point."""
-    from metadisco.evaluate.runner import random_policy_return
+    from metadisco.evaluate.runner import cached_random_return
 
     out = {}
     for task in step.tasks + step.valid_tasks:
         env = task.cfg.env
         if env not in out:
-            value = random_policy_return(env, seed=step.config.seed)
+            value = cached_random_return(env, seed=step.config.seed)
             out[env] = value if np.isfinite(value) else 0.0  # no episode ends at random: 0 is the zero point
     return out
 
@@ -75,10 +79,21 @@ def measure_scales(step, random: dict[str, float], cached: dict[str, float],
         if task.name in cached:
             out[task.name] = float(cached[task.name])
             continue
-        say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
-        population = paired.pairs(step.control, step.control, 0, step.devices, rows)[0]
-        out_rows = step.train_rows(task, dist.to_global(population, step.mesh), step.reference_keys(task))
-        ppo = paired.run_mean(out_rows)
+        keys = step.reference_keys(task)
+
+        def measure(task=task, keys=keys):
+            say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
+            population = paired.pairs(step.control, step.control, 0, step.devices, rows)[0]
+            return paired.run_mean(step.train_rows(task, dist.to_global(population, step.mesh), keys))
+
+        settings = {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
+                    "fitness": step.config.fitness, "objective": step.objective.to_spec(),
+                    "hyper": step.hyper.to_plain(), "rows": rows, "devices": step.devices,
+                    "keys": baseline_cache.digest(keys)}
+        ppo = baseline_cache.cached("ppo_reference", settings, measure,
+                                    baseline_cache.cacheable(task.cfg.env, step.objective),
+                                    lambda path, name=task.name: say(f"PPO's reference score on {name}: from the "
+                                                                     f"baseline cache ({path.name})"))
         if not np.isfinite(ppo):
             raise UserError(f"PPO finishes no episode in any run on {task.name}; train longer (timesteps)")
         out[task.name] = float(ppo_gap(ppo, random[task.cfg.env]))
@@ -89,6 +104,8 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
                         ) -> dict[str, float]:
     """Baseline returns per task env when fitness needs normalising (several tasks, or any baseline set):
     from the config, else the cache, else measured once by training PPO."""
+    import jax
+
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.train_seeds import train_seeds
 
@@ -108,12 +125,22 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
         else:
             # PPO's return, or PQN's for a TD objective (its trainer's own baseline).
             algorithm = task.train_config.algorithm
-            say(f"measuring the {algorithm.upper()} baseline on {env} ({config.baseline_seeds} seeds)")
             baseline = BUILTIN_OBJECTIVES[algorithm]
-            result = train_seeds(env, baseline, baseline.zero_meta(), task.train_config, config.baseline_seeds,
-                                 config.seed)
-            values = np.asarray(reduce_fitness(config.fitness, result.metrics, task.train_config.final_window))
-            value = float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+
+            def measure(env=env, task=task, algorithm=algorithm, baseline=baseline):
+                say(f"measuring the {algorithm.upper()} baseline on {env} ({config.baseline_seeds} seeds)")
+                result = train_seeds(env, baseline, baseline.zero_meta(), task.train_config, config.baseline_seeds,
+                                     config.seed)
+                values = np.asarray(reduce_fitness(config.fitness, result.metrics, task.train_config.final_window))
+                return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+
+            settings = {"env": env, "algorithm": algorithm, "train": config_to_dict(task.train_config),
+                        "fitness": config.fitness, "seeds": config.baseline_seeds, "seed": config.seed,
+                        "devices": len(parallel.devices_for(config.baseline_seeds, jax.local_devices()))}
+            value = baseline_cache.cached(
+                "baseline_return", settings, measure, baseline_cache.cacheable(env),
+                lambda path, env=env, a=algorithm: say(f"the {a.upper()} baseline on {env}: from the baseline cache "
+                                                       f"({path.name})"))
             if not np.isfinite(value) or value == 0:
                 raise UserError(f"the {algorithm.upper()} baseline on {env} is {value}; give tasks.*.baseline in "
                                 "the config")
@@ -130,3 +157,47 @@ def measure_baselines(step, cached: dict[str, float] | None = None, say: Callabl
         return Baselines(normalisers=measure_normalisers(step, cached, say))
     random = measure_random(step)
     return Baselines(random=random, scales=measure_scales(step, random, cached, say), paired=True)
+
+
+
+def _initial_score(step, kind: str, point, baselines: Baselines, tasks, keys, score, say, message: str
+                   ) -> float | None:
+    """`score()` (a float or None) of the ES's initial point `point` on `tasks` with seed `keys`, through the
+    baseline cache: like the baselines, a pure function of the config and the device count measured before the
+    first generation (with the drift's output layer at zero the point is PPO itself)."""
+    import jax
+
+    settings = {"point": [baseline_cache.digest(x) for x in jax.tree.leaves(point)],
+                "objective": step.objective.to_spec(), "hyper": step.hyper.to_plain(), "fitness": step.config.fitness,
+                "normalise": step.config.normalise, "rows": step.population_rows(),
+                "population": step.population_size, "devices": step.devices,
+                "baselines": {"normalisers": baselines.normalisers, "scales": baselines.scales,
+                              "random": baselines.random},
+                "tasks": [{"env": t.cfg.env, "timesteps": t.timesteps, "train": config_to_dict(t.train_config),
+                           "keys": baseline_cache.digest(k)} for t, k in zip(tasks, keys, strict=True)]}
+
+    def measure():
+        say(message)
+        value = score()
+        return float("nan") if value is None else value
+
+    value = baseline_cache.cached(
+        kind, settings, measure, all(baseline_cache.cacheable(t.cfg.env, step.objective) for t in tasks),
+        lambda path: say(f"{kind.replace('_', ' ')} of the initial objective: from the baseline cache ({path.name})"))
+    return None if np.isnan(value) else value
+
+
+def initial_fitness(step, point, baselines: Baselines, say: Callable[[str], None] = _say_nothing) -> float | None:
+    """`step.mean_fitness(point, baselines)` (fresh seeds of the training tasks), through the baseline cache."""
+    keys = [step.fresh_keys(t) for t in step.tasks] if step.paired else step._mean_keys()
+    return _initial_score(step, "initial_fitness", point, baselines, step.tasks, keys,
+                          lambda: step.mean_fitness(point, baselines), say,
+                          "evaluating the initial objective on fresh seeds (compiling first)")
+
+
+def initial_validation(step, point, baselines: Baselines, say: Callable[[str], None] = _say_nothing
+                       ) -> float | None:
+    """`step.validation(point, baselines)[0]` (the validation tasks), through the baseline cache."""
+    keys = [step.validation_keys(t) for t in step.valid_tasks]
+    return _initial_score(step, "initial_validation", point, baselines, step.valid_tasks, keys,
+                          lambda: step.validation(point, baselines)[0], say, "validating the initial objective")

@@ -31,7 +31,7 @@ import numpy as np
 from metadisco.errors import UserError
 from metadisco.meta import checkpoint as ckpt_lib
 from metadisco.meta import distributed as dist
-from metadisco.meta.baselines import Baselines, measure_baselines
+from metadisco.meta.baselines import Baselines, initial_fitness, initial_validation, measure_baselines
 from metadisco.meta.callbacks import MetaCurveFigure, ProgressBar, Seconds, Timing, notify
 from metadisco.meta.config import MetaConfig, parse_config
 from metadisco.meta.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
@@ -199,12 +199,10 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
             run_dir.write_json(BASELINES, baselines.to_json())
 
     if start == 0 and "fitness_of_initial_mean" not in extra and config.generations > 0:
-        say("evaluating the initial objective on fresh seeds (compiling first)")
-        extra["fitness_of_initial_mean"] = step.mean_fitness(step.mean(es_state), baselines)
+        extra["fitness_of_initial_mean"] = initial_fitness(step, step.mean(es_state), baselines, say)
     if start == 0 and run.valid and "best_generation" not in extra:
-        say("validating the initial objective")
         mean = step.mean(es_state)
-        extra["validation_of_initial_mean"] = step.validation(mean, baselines)[0]
+        extra["validation_of_initial_mean"] = initial_validation(step, mean, baselines, say)
         run.keep_if_best(mean, 0, extra, extra["validation_of_initial_mean"])
     if writer and ckpt is None:
         run.write_mean(step.mean(es_state), 0, extra)

@@ -295,13 +295,16 @@ class GenerationStep:
         """Run `task`'s population program on `rows` (ES points, device pytree, leaves [M, ...]) and host seed
         keys [M, S, 2]: returns [M, S] (host). With a `hyper:` section each row trains with the task's own
         hyperparameters moved by its units; without, every row has the task's own."""
+        return dist.to_host(task.population_program(*self.program_args(task, rows, keys)))
+
+    def program_args(self, task: Task, rows, keys) -> tuple:
+        """The arguments `train_rows` gives `task.population_program` (a dry run compiles it with them)."""
         meta, units = self.split(rows)
         if units is None:
             hypers = task.hypers(np.shape(keys)[0])
         else:
             hypers = self.hyper.task_hypers(task.train_config, dist.to_host(units))
-        return dist.to_host(task.population_program(meta, dist.to_global(keys, self.mesh),
-                                                    dist.to_global(hypers, self.mesh)))
+        return meta, dist.to_global(keys, self.mesh), dist.to_global(hypers, self.mesh)
 
     def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
                            ) -> PopulationFitness:

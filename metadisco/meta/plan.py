@@ -1,0 +1,174 @@
+"""Plan a meta-training run before it starts (`metadisco meta-train CONFIG --dry-run`): compile each task's
+population program as a generation would call it, and report env steps, FLOPs, memory and time per generation
+and for the whole run, and a roofline estimate on a named accelerator, without training the run or writing
+anything.
+
+- env steps are counted as `metrics.jsonl`'s `env_steps` counts them (each generation's drawn tasks, the ES
+  mean's evaluations every `eval_every` generations and after the last, validations), from the same
+  deterministic draws, so the plan's total is the run's final `env_steps` (tested);
+- FLOPs and bytes come from XLA's cost model of each compiled population program with its loops counted
+  (`metadisco.cost`), per device, times the devices: the work computed, padding rows included;
+- memory per device is XLA's memory analysis of the compiled program (arguments, outputs, temporaries);
+- time is measured on this machine by calling each program once after compiling it (one task call each), and a
+  generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds);
+- the accelerator figure is an estimate (`metadisco.cost.roofline_seconds`): the whole generation's FLOPs and
+  bytes on one accelerator, and whether every device's programs would fit in its memory at once.
+
+Set-up before the first generation (baselines, the initial objective's scores) is not in the totals, as it is
+not in `env_steps`; the baseline cache (`metadisco.baseline_cache`) makes it free on a second run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+from metadisco import cost
+from metadisco.cost import format_seconds as _seconds
+from metadisco.cost import format_si as _si
+from metadisco.meta import distributed as dist
+from metadisco.meta import paired
+
+
+@dataclass(frozen=True)
+class ProgramPlan:
+    """One task's population program at the row count a generation (or a validation) calls it with."""
+
+    task: str
+    role: str  # "train" or "validation"
+    rows: int  # rows of the call (members, PPO control, padding)
+    seeds: int
+    steps_per_run: int
+    cost: cost.Cost  # the whole call, every device (loops counted)
+    memory: cost.Memory  # per device
+    compile_seconds: float
+    call_seconds: float  # one call on this machine, after compiling
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Work of one generation, or of the whole run: env steps (as metrics.jsonl counts them), cost, seconds."""
+
+    env_steps: int = 0
+    cost: cost.Cost = cost.Cost()
+    seconds: float = 0.0
+
+    def __add__(self, other: Pass) -> Pass:
+        return Pass(self.env_steps + other.env_steps, self.cost + other.cost, self.seconds + other.seconds)
+
+
+def _rows(step) -> int:
+    return step.population_rows() if step.paired else step.population_size
+
+
+def _blocks(step) -> tuple:
+    """(a generation's rows, a validation's rows) as the run builds them, from the ES's initial state: the
+    population (and PPO, padded, when paired); one (ES mean, PPO) pair padded to the device count."""
+    state = step.init()
+    population = dist.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
+    train = paired.with_control(population, step.control, step.devices) if step.paired else population
+    valid = paired.pairs(step.mean(state), step.control, 1, step.devices)[0]
+    return train, valid
+
+
+def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
+    """Compile `task`'s population program on the rows `block` (host), cost it and (`measure`) call it once."""
+    rows = paired.count(block)
+    seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
+    args = step.program_args(task, dist.to_global(block, step.mesh), paired.rows_of(seeds, rows))
+    start = time.perf_counter()
+    compiled = task.population_program.lower(*args).compile()
+    compile_seconds = time.perf_counter() - start
+    per_device = cost.jaxpr_cost(jax.make_jaxpr(task.population_program)(*args), compiled)
+    seconds = 0.0
+    if measure:
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        seconds = time.perf_counter() - start
+    return ProgramPlan(task.name, role, rows, task.cfg.seeds, task.steps_per_run, per_device * step.devices,
+                       cost.memory(compiled), compile_seconds, seconds)
+
+
+def _call(program: ProgramPlan, counted_rows: int) -> Pass:
+    return Pass(counted_rows * program.seeds * program.steps_per_run, program.cost, program.call_seconds)
+
+
+@dataclass(frozen=True)
+class Plan:
+    programs: list[ProgramPlan]
+    generations: list[Pass]  # one per generation: its tasks, evaluation and validation
+    devices: int
+    population_size: int
+
+    @property
+    def total(self) -> Pass:
+        return sum(self.generations, Pass())
+
+    @property
+    def per_generation(self) -> Pass:
+        """The mean generation."""
+        total, n = self.total, max(1, len(self.generations))
+        return Pass(round(total.env_steps / n), total.cost * (1 / n), total.seconds / n)
+
+    @property
+    def memory_per_device(self) -> int:
+        return max(p.memory.total for p in self.programs)
+
+    def estimate(self, acc: cost.Accelerator) -> dict:
+        """Roofline seconds per generation and in total on one `acc`, and whether the memory the programs take
+        on all devices together fits in it (an estimate: see `metadisco.cost`)."""
+        needed = self.memory_per_device * self.devices
+        return {"accelerator": acc.name, "seconds_per_generation": cost.roofline_seconds(self.per_generation.cost, acc),
+                "seconds_total": cost.roofline_seconds(self.total.cost, acc), "memory_needed": needed,
+                "fits": needed <= acc.memory, "bound": "compute" if self.total.cost.flops / acc.flops
+                >= self.total.cost.bytes / acc.bandwidth else "memory bandwidth"}
+
+
+def plan(step, measure: bool = True) -> Plan:
+    """The plan of `step`'s config (`metadisco.meta.step.GenerationStep`): compiles every training and
+    validation task's program, calls each once (`measure`), and adds up its generations (nothing trained for
+    the run, nothing written)."""
+    config = step.config
+    rows = _rows(step)
+    train_block, valid_block = _blocks(step)
+    train = {t.name: _program(step, t, "train", train_block, measure) for t in step.tasks}
+    valid = {t.name: _program(step, t, "validation", valid_block, measure) for t in step.valid_tasks}
+    generations = []
+    for g in range(config.generations):
+        last = g + 1 == config.generations
+        work = sum((_call(train[t.name], rows) for t in step.tasks_of(g)), Pass())
+        if (g + 1) % config.eval_every == 0 or last:
+            work = work + sum((_call(train[t.name], rows) for t in step.tasks), Pass())
+        if valid and ((g + 1) % config.validation.every == 0 or last):
+            work = work + sum((_call(p, 2) for p in valid.values()), Pass())
+        generations.append(work)
+    return Plan([*train.values(), *valid.values()], generations, step.devices, step.population_size)
+
+
+def render(result: Plan, acc: cost.Accelerator, measured: bool = True) -> list[str]:
+    """The dry run's report, one line each."""
+    lines = [f"{'program':28s} {'role':10s} {'rows x seeds':>12s} {'FLOPs/call':>12s} {'bytes/call':>12s} "
+             f"{'memory/device':>13s} {'compile':>8s} {'call':>8s}"]
+    for p in result.programs:
+        lines.append(f"{p.task:28s} {p.role:10s} {f'{p.rows} x {p.seeds}':>12s} {_si(p.cost.flops, 'FLOP'):>12s} "
+                     f"{_si(p.cost.bytes, 'B'):>12s} {_si(p.memory.total, 'B'):>13s} "
+                     f"{_seconds(p.compile_seconds):>8s} {_seconds(p.call_seconds) if measured else '-':>8s}")
+    gen, total = result.per_generation, result.total
+    n = len(result.generations)
+    lines.append(f"per generation (mean of {n}): {gen.env_steps:,} env steps, {_si(gen.cost.flops, 'FLOP')}, "
+                 f"{_si(gen.cost.bytes, 'B')} accessed" + (f", {_seconds(gen.seconds)} here" if measured else ""))
+    lines.append(f"whole run ({n} generations, evaluations and validations; set-up before the first generation "
+                 f"not included): {total.env_steps:,} env steps, {_si(total.cost.flops, 'FLOP')}, "
+                 f"{_si(total.cost.bytes, 'B')} accessed" + (f", {_seconds(total.seconds)} here" if measured else ""))
+    lines.append(f"memory per device: {_si(result.memory_per_device, 'B')} (XLA's memory analysis of the largest "
+                 f"program) on each of {result.devices} device(s)")
+    est = result.estimate(acc)
+    fits = "fits" if est["fits"] else "does NOT fit"
+    lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: {_seconds(est['seconds_per_generation'])} "
+                 f"per generation, {_seconds(est['seconds_total'])} in total (roofline max(FLOPs / peak, bytes / "
+                 f"bandwidth), {est['bound']}-bound: a lower bound); the population needs about "
+                 f"{_si(est['memory_needed'], 'B')}, which {fits} in {_si(acc.memory, 'B')}")
+    return lines
