@@ -7,15 +7,18 @@ path. Every message is folded onto one line and capped in length, whatever text 
 
 Before a command imports JAX, `main` sets up the process: one XLA host device per core (unless XLA_FLAGS
 already sets a count; `--devices N` chooses N) and JAX's persistent compilation cache (`--no-compile-cache`
-to skip). Then it loads plugins: each `--plugin MODULE` (repeatable; a module name or a .py file) and every
-installed package's `metadisco.plugins` entry point (`metadisco.plugins`). All are global options, accepted
-before or after the command name.
+to skip). Third-party import noise never reaches stdout (brax's mujoco prints "Failed to import warp" there; see
+`metadisco.envs.registry.brax_envs`), so stdout carries only the command's own output, and a reader that
+closes the pipe early (`| head`) ends the command quietly. Then it loads plugins: each `--plugin MODULE`
+(repeatable; a module name or a .py file) and every installed package's `metadisco.plugins` entry point
+(`metadisco.plugins`). All are global options, accepted before or after the command name.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 
@@ -120,10 +123,15 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             load_plugins(args)
-            return args.run(args) or 0
+            status = args.run(args) or 0
+            sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
+            return status
     except UserError as e:
         sys.stderr.write(f"metadisco {args.command}: error: {one_line(e)}\n")
         return 2
+    except BrokenPipeError:  # stdout's reader left (`metadisco envs | head`): stop quietly, as `cat` would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141  # 128 + SIGPIPE, what a shell reports for a command the closed pipe stopped
     except OSError as e:
         where = f" {e.filename!r}" if e.filename else ""
         sys.stderr.write(f"metadisco {args.command}: error: {one_line(f'{e.strerror or e}{where}')}\n")

@@ -56,8 +56,9 @@ class BraxEnvState(NamedTuple):
 
 class BraxEnv:
     def __init__(self, env_id: str, name: str, episode_length: int = 1000, backend: str | None = None):
-        from brax import envs
+        from metadisco.envs.registry import brax_envs
 
+        envs = brax_envs()
         _patch_brax_fluid_clip()
         kwargs = {"backend": backend} if backend else {}
         self.env = envs.get_environment(name, **kwargs)
