@@ -71,7 +71,8 @@ def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
     parser.add_argument("--plugin", dest="plugins" if top else "command_plugins", action="append", metavar="MODULE",
                         **({"default": []} if top else {"default": argparse.SUPPRESS}),
                         help="load a module that registers its own drifts, value losses, optimisers or envs "
-                             "(repeatable; a module name on the Python path, or a .py file)")
+                             "(repeatable; a module name, found on the Python path or in the working directory, or a "
+                             ".py file)")
 
 
 def build_parser() -> argparse.ArgumentParser:
