@@ -7,11 +7,12 @@ path. Every message is folded onto one line and capped in length, whatever text 
 
 Before a command imports JAX, `main` sets up the process: one XLA host device per core (unless XLA_FLAGS
 already sets a count; `--devices N` chooses N) and JAX's persistent compilation cache (`--no-compile-cache`
-to skip). Third-party import noise never reaches stdout (brax's mujoco prints "Failed to import warp" there; see
-`metadisco.envs.registry.brax_envs`), so stdout carries only the command's own output, and a reader that
-closes the pipe early (`| head`) ends the command quietly. Then it loads plugins: each `--plugin MODULE`
-(repeatable; a module name or a .py file) and every installed package's `metadisco.plugins` entry point
-(`metadisco.plugins`). All are global options, accepted before or after the command name.
+to skip). Third-party import noise never reaches stdout (brax's mujoco prints "Failed to import warp" there;
+see `metadisco.envs.registry.brax_envs`), so stdout carries only the command's own output, and a reader that
+closes the pipe early (`| head`) ends the command quietly. `--no-progress` turns progress bars off; they are
+off anyway when stderr is not a terminal (`metadisco.cli.common.show_progress`). Then it loads plugins: each
+`--plugin MODULE` (repeatable; a module name or a .py file) and every installed package's `metadisco.plugins`
+entry point (`metadisco.plugins`). All are global options, accepted before or after the command name.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
-    """--devices and --no-compile-cache, on the top parser and on every command (where they default to
-    SUPPRESS, so a command's parser never overwrites what was given before the command name)."""
+    """--devices, --no-compile-cache, --plugin and --no-progress, on the top parser and on every command (where
+    they default to SUPPRESS, so a command's parser never overwrites what was given before the command name):
+    every command that does long work takes the same ones (`tests/cli/test_common_options.py`)."""
     default = {} if top else {"default": argparse.SUPPRESS}
     parser.add_argument("--devices", type=positive_int("--devices"), metavar="N", **({"default": None} | default),
                         help="devices to shard work over (default: every device; on CPU one per core, unless "
@@ -73,6 +75,9 @@ def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
                         help="load a module that registers its own drifts, value losses, optimisers or envs "
                              "(repeatable; a module name, found on the Python path or in the working directory, or a "
                              ".py file)")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", **({"default": True} | default),
+                        help="no progress bars or per-round progress lines (default: shown when stderr is a "
+                             "terminal, off when it is a file or a pipe)")
 
 
 def build_parser() -> argparse.ArgumentParser:

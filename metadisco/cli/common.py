@@ -61,6 +61,24 @@ def output_dir(path: str) -> Path:
     return check_output_dir(path, "--out")
 
 
+def show_progress(args) -> bool:
+    """Progress bars and per-round lines: unless --no-progress, and only when stderr is a terminal (a log file
+    or a pipe gets no bar redraws)."""
+    return getattr(args, "progress", True) and sys.stderr.isatty()
+
+
+def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """--seed, the one name for the seed a command draws from (`what` says what it seeds); default None: the
+    config's own seed, or 0."""
+    parser.add_argument("--seed", type=seed_int("--seed"), default=None,
+                        help=f"base seed, 0 <= seed < 2**32: {what}")
+
+
+def seed_override(args) -> list[str]:
+    """--set overrides with the config's `seed` replaced by --seed, if given (after the user's own --set)."""
+    return [*args.overrides, *([f"seed={args.seed}"] if args.seed is not None else [])]
+
+
 def say(message: str) -> None:
     """Progress for people, on stderr so stdout stays parseable."""
     sys.stderr.write(message + "\n")

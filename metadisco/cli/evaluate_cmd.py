@@ -3,7 +3,7 @@ tables and figures (DIR/eval.json, DIR/eval.md, DIR/curves_<env>.png, DIR/aggreg
 
 from __future__ import annotations
 
-from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, positive_int, say, seed_int
+from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, positive_int, say, seed_int, show_progress
 
 
 def _id_list(text: str) -> list[str]:
@@ -27,7 +27,6 @@ def add_parser(sub, name):
     p.add_argument("--seed", type=seed_int("--seed"), default=0, help="base seed; the seed keys are split from it")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
 
@@ -36,7 +35,7 @@ def run(args) -> int:
     from metadisco.evaluate import evaluate
 
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
-                         args.overrides, args.seed, args.preset, show_progress=not args.no_progress,
+                         args.overrides, args.seed, args.preset, show_progress=show_progress(args),
                          devices=devices.select(args.devices))
     settings = report["settings"]
     for env in (e for e in report if e not in ("settings", "aggregate")):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, say
+from metadisco.cli.common import add_seed_option, add_set_option, say, seed_override, show_progress
 from metadisco.errors import UserError
 
 
@@ -10,6 +10,7 @@ def add_parser(sub, name):
     p = sub.add_parser(name, help="meta-train an objective by evolution (config: a YAML file, see experiments/)")
     p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/quickstart.yaml)")
     add_set_option(p)
+    add_seed_option(p, "the ES's draws and every member's seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="run directory (new or empty, or an existing run with --resume)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
     p.add_argument("--distributed", action="store_true",
@@ -37,7 +38,7 @@ def run(args) -> int:
     from metadisco.meta.rundir import RunDir
     from metadisco.meta.step import GenerationStep
 
-    config = load_config(args.config, args.overrides)
+    config = load_config(args.config, seed_override(args))
     run_dir = RunDir(args.out, writer=dist.is_writer())
     run_dir.check_before_run(args.resume)
     mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
@@ -48,7 +49,7 @@ def run(args) -> int:
             f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
         if note := horizon_note(config):
             say(note)
-    result = run_meta_training(step, run_dir, resume=args.resume)
+    result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args))
     if dist.is_writer():
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"

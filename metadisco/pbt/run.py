@@ -150,8 +150,9 @@ def ancestry(lineage: dict, agent: int) -> list[int]:
 
 
 def run_pbt(cfg: PBTConfig, out: str | Path | None, resume: bool = False, devices=None, say=None,
-            plot: bool = True) -> PBTResult:
-    """Run (or resume) PBT into the run directory `out` (None: nothing written)."""
+            plot: bool = True, progress: bool = True) -> PBTResult:
+    """Run (or resume) PBT into the run directory `out` (None: nothing written); `say` gets a line per round
+    when `progress`, and the run directory's notes always."""
     say = say or (lambda message: None)
     pbt = PBT(cfg, devices)
     run_dir = RunDir(out, say=say) if out is not None else None
@@ -201,9 +202,10 @@ def run_pbt(cfg: PBTConfig, out: str | Path | None, resume: bool = False, device
                 "best_return": float(scores[best]) if np.isfinite(scores[best]) else None,
                 "seconds": time.perf_counter() - t0}
         lines.append(line)
-        say(f"round {r + 1}/{pbt.rounds}: best return {line['best_return']}, agent {best} "
-            f"({', '.join(f'{k}={v[best]:.3g}' for k, v in used.items())}), "
-            f"{int((parents != np.arange(cfg.population)).sum())} copied")
+        if progress:
+            say(f"round {r + 1}/{pbt.rounds}: best return {line['best_return']}, agent {best} "
+                f"({', '.join(f'{k}={v[best]:.3g}' for k, v in used.items())}), "
+                f"{int((parents != np.arange(cfg.population)).sum())} copied")
         if run_dir is not None:
             run_dir.append_metrics(line)
             run_dir.write_json(LINEAGE, _lineage(lines))
