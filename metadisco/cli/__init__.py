@@ -145,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("metadisco: interrupted\n")
         return 130
+    finally:
+        from metadisco import rundir_lock
+
+        rundir_lock.release_all()  # the output directories this command wrote into
 
 
 if __name__ == "__main__":

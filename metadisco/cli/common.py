@@ -56,9 +56,15 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
                         help="override a setting (repeatable), e.g. --set lr=1e-3")
 
 
-def output_dir(path: str) -> Path:
-    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`)."""
-    return check_output_dir(path, "--out")
+def output_dir(path: str, lock: bool = True) -> Path:
+    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`),
+    and, with `lock`, this process's alone to write until the command ends (`metadisco.rundir_lock`)."""
+    from metadisco import rundir_lock
+
+    out = check_output_dir(path, "--out")
+    if lock:
+        rundir_lock.hold(out, say)
+    return out
 
 
 def show_progress(args) -> bool:

@@ -49,7 +49,7 @@ def run(args) -> int:
             f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
         if note := horizon_note(config):
             say(note)
-    result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args))
+    result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True)
     if dist.is_writer():
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from metadisco import rundir_lock
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
 from metadisco.evaluate.runner import MethodRun, group_methods, random_policy_return, train_env
 
@@ -28,15 +29,9 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
     `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
 
     The methods x seeds of each env are sharded over `devices` (default: every device of this process)."""
-    import jax
-    from tqdm import tqdm
-
-    from metadisco.analysis.figures import eval_curves as figures
-    from metadisco.config import config_to_dict
     from metadisco.envs import split_budget
     from metadisco.errors import UserError
-    from metadisco.evaluate import summary
-    from metadisco.io import atomic_write_text, check_output_dir, write_json
+    from metadisco.io import check_output_dir
     from metadisco.limits import check_trainer_fits
     from metadisco.train_seeds import resolve_config
     from metadisco.validate import INT32_MAX, check_int, check_seed
@@ -71,6 +66,20 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
     for env, config in configs.items():
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
+    with rundir_lock.writing(out):  # one writer per directory
+        return _train_and_write(out, envs, methods, configs, num_seeds, seed, show_progress, devices)
+
+
+def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs: dict, num_seeds: int, seed: int,
+                     show_progress: bool, devices) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+    """Train every method on every env and write the report files under `out` (checked, and locked)."""
+    import jax
+    from tqdm import tqdm
+
+    from metadisco.analysis.figures import eval_curves as figures
+    from metadisco.config import config_to_dict
+    from metadisco.evaluate import summary
+    from metadisco.io import atomic_write_text, write_json
 
     devices = list(jax.local_devices() if devices is None else devices)
     calls = len(group_methods(methods)) + 1  # +1: the random-policy reference

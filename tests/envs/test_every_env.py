@@ -12,6 +12,9 @@ from metadisco.evaluate.runner import random_policy_return
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.train_seeds import resolve_config, train_seeds
 
+# Listed as unavailable, with the reason `metadisco envs` prints: MNISTBandit-bsuite downloads MNIST when built,
+# which needs the network. Any other env that fails to build fails this test instead of being skipped.
+KNOWN_UNAVAILABLE = {"MNISTBandit-bsuite"}
 TINY = {"num_envs": 2, "num_steps": 4, "num_minibatches": 1, "update_epochs": 1, "hidden_sizes": (8,)}
 
 
@@ -20,6 +23,7 @@ TINY = {"num_envs": 2, "num_steps": 4, "num_minibatches": 1, "update_epochs": 1,
 def test_every_listed_env_trains_and_runs_the_random_policy(env_id):
     spec, reason = describe(env_id)
     if spec is None:
+        assert env_id in KNOWN_UNAVAILABLE, f"{env_id} is listed as unavailable: {reason}"
         pytest.skip(f"listed as unavailable: {reason}")
     config = resolve_config(env_id, overrides=TINY, timesteps=2 * 4 * 2)
     ppo = BUILTIN_OBJECTIVES["ppo"]
