@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from metadisco.cli.common import add_seed_option, add_set_option, say, seed_override, show_progress
-from metadisco.errors import UserError
+from metadisco.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
@@ -49,7 +49,10 @@ def run(args) -> int:
             f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
         if note := horizon_note(config):
             say(note)
-    result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True)
+    try:
+        result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True)
+    except DiskFullError as e:
+        raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
     if dist.is_writer():
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"

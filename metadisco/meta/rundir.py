@@ -28,7 +28,7 @@ from typing import Any
 
 from metadisco import rundir_lock
 from metadisco.errors import UserError
-from metadisco.io import atomic_write_text, read_text, read_yaml, to_jsonable
+from metadisco.io import atomic_write_text, os_error, read_text, read_yaml, to_jsonable
 from metadisco.meta import checkpoint as ckpt_lib
 
 CONFIG = "config.yaml"
@@ -112,6 +112,12 @@ class RunDir:
             dist.warn_if_other_devices(self.path, mesh)
         return ckpt
 
+    def disk_full_advice(self) -> str:
+        """What to do after a full disk stopped the run: the checkpoint a resume starts from, and --resume."""
+        found = ckpt_lib.list_checkpoints(self / CHECKPOINTS)
+        kept = f"its last checkpoint {found[-1]} is intact" if found else "it had no checkpoint yet"
+        return f"the run stopped; {kept}: free space, then continue with --resume"
+
     def writing(self):
         """A context holding the directory's writer lock (`metadisco.rundir_lock`) on the writer process; on
         the others, or for a path that is a file (refused by `resume_point`), nothing."""
@@ -135,10 +141,13 @@ class RunDir:
     def append_metrics(self, line: dict) -> None:
         if not self.writer:
             return
-        with open(self / METRICS, "a") as f:
-            f.write(json.dumps(to_jsonable(line)) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(self / METRICS, "a") as f:
+                f.write(json.dumps(to_jsonable(line)) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:  # a line cut off here is dropped, and said, on --resume (`truncate_metrics`)
+            raise os_error(e, "append to", self / METRICS) from None
 
     def truncate_metrics(self, lines: int) -> None:
         """Keep the first `lines` lines (those the checkpoint accounts for): a resumed run rewrites the rest.
