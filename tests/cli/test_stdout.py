@@ -6,13 +6,14 @@ import subprocess
 import sys
 
 import pytest
+from processes import TIMEOUT
 
 from metadisco.cli import COMMANDS
 
 METADISCO = [sys.executable, "-m", "metadisco"]
 
 
-def first_line(*argv: str, timeout: float = 300) -> str:
+def first_line(*argv: str, timeout: float = TIMEOUT) -> str:
     """The first line the command writes on stdout; the pipe is then closed, as `| head -1` would."""
     proc = subprocess.Popen([*METADISCO, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -42,7 +43,7 @@ def test_help_starts_with_usage(command):
 def test_a_refused_brax_env_leaves_stdout_empty():
     """`train` with a misspelt brax id imports brax (to name the closest ids) and writes its error on stderr only."""
     proc = subprocess.run([*METADISCO, "train", "--env", "brax/antt", "--out", "unused"], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=TIMEOUT)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "brax/ant" in proc.stderr
 
@@ -53,6 +54,6 @@ def test_a_reader_closing_the_pipe_ends_the_command_quietly():
     proc = subprocess.Popen([*METADISCO, "inspect", "ppo"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     proc.stdout.close()  # long before the child has started and printed
-    _, err = proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 141, err
     assert "Traceback" not in err and "Exception ignored" not in err and "error" not in err
