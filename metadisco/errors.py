@@ -11,6 +11,11 @@ class UserError(ValueError):
     """Bad input from the user: an unknown name, a value out of range, a missing or damaged file."""
 
 
+class DiskFullError(UserError):
+    """A write the file system refused for want of space (ENOSPC, or a quota: EDQUOT). The atomic writers leave
+    the file as it was, so a run stopped by it keeps its last checkpoint (`metadisco.io.os_error`)."""
+
+
 def unknown_name_error(kind: str, name: str, known: list[str] | tuple[str, ...]) -> UserError:
     """An error for an unknown `name` of `kind` that lists the closest known names (or all, if few)."""
     from metadisco.validate import shorten

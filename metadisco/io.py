@@ -7,6 +7,7 @@ told to delete a good file. Output paths are checked for writability before any 
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -16,13 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from metadisco.errors import UserError
+from metadisco.errors import DiskFullError, UserError
 
 
 def os_error(e: OSError, operation: str, path: str | os.PathLike) -> UserError:
-    """A one-line `UserError` for an `OSError`: 'cannot <operation> <path>: <reason>'."""
+    """A one-line `UserError` for an `OSError`: 'cannot <operation> <path>: <reason>'; a `DiskFullError` when
+    the disk or a quota is full, which a long run turns into advice (meta-train: resume once there is space)."""
     reason = e.strerror or type(e).__name__
-    return UserError(f"cannot {operation} {str(path)!r}: {reason}")
+    full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+    return (DiskFullError if full else UserError)(f"cannot {operation} {str(path)!r}: {reason}")
 
 
 def _file_mode() -> int:

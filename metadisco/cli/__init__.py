@@ -7,15 +7,19 @@ path. Every message is folded onto one line and capped in length, whatever text 
 
 Before a command imports JAX, `main` sets up the process: one XLA host device per core (unless XLA_FLAGS
 already sets a count; `--devices N` chooses N) and JAX's persistent compilation cache (`--no-compile-cache`
-to skip). Then it loads plugins: each `--plugin MODULE` (repeatable; a module name or a .py file) and every
-installed package's `metadisco.plugins` entry point (`metadisco.plugins`). All are global options, accepted
-before or after the command name.
+to skip). Third-party import noise never reaches stdout (brax's mujoco prints "Failed to import warp" there;
+see `metadisco.envs.registry.brax_envs`), so stdout carries only the command's own output, and a reader that
+closes the pipe early (`| head`) ends the command quietly. `--no-progress` turns progress bars off; they are
+off anyway when stderr is not a terminal (`metadisco.cli.common.show_progress`). Then it loads plugins: each
+`--plugin MODULE` (repeatable; a module name or a .py file) and every installed package's `metadisco.plugins`
+entry point (`metadisco.plugins`). All are global options, accepted before or after the command name.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 
@@ -55,8 +59,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
-    """--devices and --no-compile-cache, on the top parser and on every command (where they default to
-    SUPPRESS, so a command's parser never overwrites what was given before the command name)."""
+    """--devices, --no-compile-cache, --plugin and --no-progress, on the top parser and on every command (where
+    they default to SUPPRESS, so a command's parser never overwrites what was given before the command name):
+    every command that does long work takes the same ones (`tests/cli/test_common_options.py`)."""
     default = {} if top else {"default": argparse.SUPPRESS}
     parser.add_argument("--devices", type=positive_int("--devices"), metavar="N", **({"default": None} | default),
                         help="devices to shard work over (default: every device; on CPU one per core, unless "
@@ -68,7 +73,11 @@ def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
     parser.add_argument("--plugin", dest="plugins" if top else "command_plugins", action="append", metavar="MODULE",
                         **({"default": []} if top else {"default": argparse.SUPPRESS}),
                         help="load a module that registers its own drifts, value losses, optimisers or envs "
-                             "(repeatable; a module name on the Python path, or a .py file)")
+                             "(repeatable; a module name, found on the Python path or in the working directory, or a "
+                             ".py file)")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", **({"default": True} | default),
+                        help="no progress bars or per-round progress lines (default: shown when stderr is a "
+                             "terminal, off when it is a file or a pipe)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,10 +129,15 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             load_plugins(args)
-            return args.run(args) or 0
+            status = args.run(args) or 0
+            sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
+            return status
     except UserError as e:
         sys.stderr.write(f"metadisco {args.command}: error: {one_line(e)}\n")
         return 2
+    except BrokenPipeError:  # stdout's reader left (`metadisco envs | head`): stop quietly, as `cat` would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141  # 128 + SIGPIPE, what a shell reports for a command the closed pipe stopped
     except OSError as e:
         where = f" {e.filename!r}" if e.filename else ""
         sys.stderr.write(f"metadisco {args.command}: error: {one_line(f'{e.strerror or e}{where}')}\n")
@@ -131,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("metadisco: interrupted\n")
         return 130
+    finally:
+        from metadisco import rundir_lock
+
+        rundir_lock.release_all()  # the output directories this command wrote into
 
 
 if __name__ == "__main__":

@@ -100,9 +100,33 @@ def positive_float(name: str):
     return parse
 
 
-def output_dir(path: str) -> Path:
-    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`)."""
-    return check_output_dir(path, "--out")
+def output_dir(path: str, lock: bool = True) -> Path:
+    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`),
+    and, with `lock`, this process's alone to write until the command ends (`metadisco.rundir_lock`)."""
+    from metadisco import rundir_lock
+
+    out = check_output_dir(path, "--out")
+    if lock:
+        rundir_lock.hold(out, say)
+    return out
+
+
+def show_progress(args) -> bool:
+    """Progress bars and per-round lines: unless --no-progress, and only when stderr is a terminal (a log file
+    or a pipe gets no bar redraws)."""
+    return getattr(args, "progress", True) and sys.stderr.isatty()
+
+
+def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """--seed, the one name for the seed a command draws from (`what` says what it seeds); default None: the
+    config's own seed, or 0."""
+    parser.add_argument("--seed", type=seed_int("--seed"), default=None,
+                        help=f"base seed, 0 <= seed < 2**32: {what}")
+
+
+def seed_override(args) -> list[str]:
+    """--set overrides with the config's `seed` replaced by --seed, if given (after the user's own --set)."""
+    return [*args.overrides, *([f"seed={args.seed}"] if args.seed is not None else [])]
 
 
 def say(message: str) -> None:

@@ -29,7 +29,8 @@ def add_parser(sub, name):
                    help="symbolic: programs")
     p.add_argument("--generations", type=positive_int("--generations", MAX_PROGRAMS), default=15,
                    help="symbolic: generations")
-    p.add_argument("--random-state", type=seed_int("--random-state"), default=0, help="symbolic: gplearn's seed")
+    p.add_argument("--seed", "--random-state", dest="random_state", type=seed_int("--seed"), default=0,
+                   help="symbolic: gplearn's seed (0 <= seed < 2**32; --random-state is the old name)")
     p.add_argument("--log-r", action="store_true", help="symbolic: also offer log r as a variable")
     p.add_argument("--evaluate-on", metavar="ENV", default=None,
                    help="train original and distilled with the same seeds on ENV; report retained performance")

@@ -11,6 +11,7 @@ from metadisco.cli.common import (
     positive_int,
     say,
     seed_int,
+    show_progress,
     use_baseline_cache,
 )
 
@@ -41,7 +42,6 @@ def add_parser(sub, name):
     p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
     add_baseline_cache_option(p)
     add_dry_run_options(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
 
@@ -56,7 +56,7 @@ def run(args) -> int:
     if args.out is None:
         raise UserError("give --out DIR, or --dry-run to plan the evaluation without one")
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
-                         args.overrides, args.seed, args.preset, show_progress=not args.no_progress,
+                         args.overrides, args.seed, args.preset, show_progress=show_progress(args),
                          devices=devices.select(args.devices), score=args.score)
     settings = report["settings"]
     for env in (e for e in report if e not in ("settings", "aggregate")):

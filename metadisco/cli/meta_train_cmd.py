@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_baseline_cache_option, add_dry_run_options, add_set_option, say, use_baseline_cache
-from metadisco.errors import UserError
+from metadisco.cli.common import (
+    add_baseline_cache_option,
+    add_dry_run_options,
+    add_seed_option,
+    add_set_option,
+    say,
+    seed_override,
+    show_progress,
+    use_baseline_cache,
+)
+from metadisco.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="meta-train an objective by evolution (config: a YAML file, see experiments/)")
     p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/quickstart.yaml)")
     add_set_option(p)
+    add_seed_option(p, "the ES's draws and every member's seed keys (default: the config's `seed`)")
     p.add_argument("--out", default=None,
                    help="run directory (new or empty, or an existing run with --resume); not needed with --dry-run")
     add_baseline_cache_option(p)
@@ -41,7 +51,7 @@ def run(args) -> int:
     from metadisco.meta.rundir import RunDir
     from metadisco.meta.step import GenerationStep
 
-    config = load_config(args.config, args.overrides)
+    config = load_config(args.config, seed_override(args))
     if args.dry_run:
         return dry_run(args, config)
     if args.out is None:
@@ -56,7 +66,10 @@ def run(args) -> int:
             f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
         if note := horizon_note(config):
             say(note)
-    result = run_meta_training(step, run_dir, resume=args.resume)
+    try:
+        result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True)
+    except DiskFullError as e:
+        raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
     if dist.is_writer():
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"

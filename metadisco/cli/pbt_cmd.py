@@ -4,13 +4,15 @@ with --resume, bit for bit)."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, say
+from metadisco.cli.common import add_seed_option, add_set_option, say, seed_override, show_progress
+from metadisco.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="population-based training (exploit / explore of hyperparameters)")
     p.add_argument("config", metavar="CONFIG.yaml", help="PBT config (see metadisco.pbt.config)")
     add_set_option(p)
+    add_seed_option(p, "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.set_defaults(run=run)
@@ -24,11 +26,15 @@ def run(args) -> int:
     from metadisco.pbt.config import PBTConfig
     from metadisco.pbt.run import run_pbt
 
-    cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), args.overrides, "PBT"))
+    cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work
-    RunDir(args.out, say=say).check_before_run(args.resume)
+    run_dir = RunDir(args.out, say=say)
+    run_dir.check_before_run(args.resume)
     say(f"pbt: {cfg.population} agents on {cfg.env}, {rounds} rounds of {cfg.ready.updates} updates of "
         f"{config.batch_size} steps (compiling first)")
-    result = run_pbt(cfg, args.out, args.resume, devices.select(args.devices), say)
+    try:
+        result = run_pbt(cfg, args.out, args.resume, devices.select(args.devices), say, progress=show_progress(args))
+    except DiskFullError as e:
+        raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
     say(f"best agent {result.best_agent}: return {result.best_return:.1f} in the last round; wrote {args.out}")
     return 0

@@ -20,7 +20,7 @@ def run(args) -> int:
     from metadisco.analysis.inputs import resolve_input
 
     objective, meta, label, run_dir = resolve_input(args.objective)
-    out = output_dir(args.out)
+    out = output_dir(args.out, lock=False)  # plot only reads the run, and never waits for its writer
     paths = plot_objective(objective, meta, label, out, run_dir, float(args.num_updates))
     for path in paths:
         print(path)

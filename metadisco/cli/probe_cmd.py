@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import math
 
-from metadisco.cli.common import add_baseline_cache_option, add_set_option, positive_int, say, use_baseline_cache
+from metadisco.cli.common import (
+    add_baseline_cache_option,
+    add_seed_option,
+    add_set_option,
+    positive_int,
+    say,
+    seed_override,
+    show_progress,
+    use_baseline_cache,
+)
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="measure fitness noise and the ES gradient's signal-to-noise ratio of a config")
     p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/)")
     add_set_option(p)
+    add_seed_option(p, "the ES's draws and the seed keys (default: the config's `seed`)")
     p.add_argument("--repeats", type=positive_int("--repeats"), default=4,
                    help="blocks of the config's seeds per member (default 4: 4 x seeds runs of each member)")
     add_baseline_cache_option(p)
@@ -34,13 +44,14 @@ def run(args) -> int:
     from metadisco.meta.probe import probe
     from metadisco.meta.step import GenerationStep
 
-    config = load_config(args.config, args.overrides)
+    config = load_config(args.config, seed_override(args))
     meta_run = GenerationStep(config)
     say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
         f"{len(meta_run.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
     if note := horizon_note(config):
         say(note)
-    with tqdm(total=len(meta_run.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True) as bar:
+    with tqdm(total=len(meta_run.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True,
+              disable=not show_progress(args)) as bar:
         report = probe(meta_run, args.repeats, bar)
     if args.out:
         atomic_write_text(args.out, json.dumps(to_jsonable(report), indent=2) + "\n")

@@ -14,6 +14,7 @@ def add_parser(sub, name):
 def run(args) -> int:
     from pathlib import Path
 
+    from metadisco import rundir_lock
     from metadisco.analysis.report import write_report
     from metadisco.errors import UserError
     from metadisco.io import check_output_dir
@@ -21,6 +22,7 @@ def run(args) -> int:
     if not Path(args.run_dir).is_dir():
         raise UserError(f"no run directory {args.run_dir!r}")
     check_output_dir(args.run_dir, "RUN_DIR")  # report.md is written there
+    rundir_lock.hold(args.run_dir, say)  # no report from a run still being written, nor two reports at once
     out = write_report(Path(args.run_dir))
     print(out)
     say(f"wrote {out}")

@@ -4,13 +4,14 @@ best point), DIR/sweep.md (a table) and DIR/sweep.png."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_set_option, output_dir, say
+from metadisco.cli.common import add_seed_option, add_set_option, output_dir, say, seed_override
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="grid or random search over hyperparameters, vmapped in one compiled call")
     p.add_argument("config", metavar="CONFIG.yaml", help="sweep config (see metadisco.sweep)")
     add_set_option(p)
+    add_seed_option(p, "the random points and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="output directory")
     p.set_defaults(run=run)
 
@@ -24,7 +25,7 @@ def run(args) -> int:
     from metadisco.meta.config import from_plain, with_overrides
     from metadisco.sweep import SweepConfig, render_markdown, run_sweep, summarise
 
-    cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), args.overrides, "sweep"))
+    cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), seed_override(args), "sweep"))
     config, _, points = cfg.resolve()  # every value checked before any work
     out = output_dir(args.out)
     used = devices.select(args.devices)

@@ -5,16 +5,47 @@ episode step counter is ours, so `truncated` is exact and the final observation 
 Like brax's `AutoResetWrapper`, a finished episode restarts from the state this env was first reset to (a
 fresh reset every step would cost a physics initialisation per step, because `vmap` turns `cond` into both
 branches).
+
+Some brax envs return the reward or done flag as a Python number (inverted_pendulum's reward is `1.0`); every
+step's reward and done are made float32 arrays before use. brax 0.14's fluid model (the swimmer's only: the one
+env with a viscous medium) calls `jnp.clip(x, a_min=...)`, a keyword the pinned JAX no longer accepts;
+`_patch_brax_fluid_clip` points that one module's `jp` at jax.numpy with the old keywords translated, and does
+nothing where JAX still takes them.
 """
 
 from __future__ import annotations
 
+import inspect
+import types
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from metadisco.envs.core import EnvSpec, EnvStep
+
+
+def _clip_with_old_keywords(x, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 (numpy's names)
+    """`jnp.clip` that also takes numpy's old `a_min` / `a_max` keywords."""
+    return jnp.clip(x, a_min if min is None else min, a_max if max is None else max)
+
+
+def _patch_brax_fluid_clip() -> None:
+    """Let brax.fluid's `jp.clip(..., a_min=...)` run under a JAX whose `clip` dropped `a_min` (JAX 0.8+).
+    Only `brax.fluid`'s own name `jp` changes; jax.numpy itself and every other module are untouched."""
+    if "a_min" in inspect.signature(jnp.clip).parameters:
+        return
+    from brax import fluid
+
+    if isinstance(fluid.jp, types.SimpleNamespace):  # patched already
+        return
+    fluid.jp = types.SimpleNamespace(**{name: getattr(jnp, name) for name in dir(jnp) if not name.startswith("__")})
+    fluid.jp.clip = _clip_with_old_keywords
+
+
+def _as_float32(state):
+    """`state` with reward and done as float32 arrays (some brax envs return Python numbers)."""
+    return state.replace(reward=jnp.asarray(state.reward, jnp.float32), done=jnp.asarray(state.done, jnp.float32))
 
 
 class BraxEnvState(NamedTuple):
@@ -25,8 +56,10 @@ class BraxEnvState(NamedTuple):
 
 class BraxEnv:
     def __init__(self, env_id: str, name: str, episode_length: int = 1000, backend: str | None = None):
-        from brax import envs
+        from metadisco.envs.registry import brax_envs
 
+        envs = brax_envs()
+        _patch_brax_fluid_clip()
         kwargs = {"backend": backend} if backend else {}
         self.env = envs.get_environment(name, **kwargs)
         self.episode_length = episode_length
@@ -35,12 +68,12 @@ class BraxEnv:
                             (1.0,) * size)
 
     def reset(self, key):
-        state = self.env.reset(key)
+        state = _as_float32(self.env.reset(key))
         return state.obs.astype(jnp.float32), BraxEnvState(state, state, jnp.zeros((), jnp.int32))
 
     def step(self, key, env_state: BraxEnvState, action):
         del key  # brax dynamics are deterministic given the action
-        nxt = self.env.step(env_state.state, action)
+        nxt = _as_float32(self.env.step(env_state.state, action))
         time = env_state.time + 1
         terminated = nxt.done > 0.5
         truncated = jnp.logical_and(time >= self.episode_length, jnp.logical_not(terminated))

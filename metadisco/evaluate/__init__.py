@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from metadisco import rundir_lock
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
 from metadisco.evaluate.runner import (
     MethodRun,
@@ -79,13 +80,8 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
 
     The methods x seeds of each env are sharded over `devices` (default: every device of this process).
     `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
-    import jax
-    from tqdm import tqdm
-
-    from metadisco.analysis.figures import eval_curves as figures
-    from metadisco.config import config_to_dict
     from metadisco.evaluate import summary
-    from metadisco.io import atomic_write_text, check_output_dir, write_json
+    from metadisco.io import check_output_dir
 
     if score not in summary.SCORES:
         from metadisco.errors import unknown_name_error
@@ -93,6 +89,20 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
         raise unknown_name_error("--score", score, summary.SCORES)
     methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset)
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
+    with rundir_lock.writing(out):  # one writer per directory
+        return _train_and_write(out, envs, methods, configs, num_seeds, seed, show_progress, devices, score)
+
+
+def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs: dict, num_seeds: int, seed: int,
+                     show_progress: bool, devices, score: str) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+    """Train every method on every env and write the report files under `out` (checked, and locked)."""
+    import jax
+    from tqdm import tqdm
+
+    from metadisco.analysis.figures import eval_curves as figures
+    from metadisco.config import config_to_dict
+    from metadisco.evaluate import summary
+    from metadisco.io import atomic_write_text, write_json
 
     devices = list(jax.local_devices() if devices is None else devices)
     calls = len(group_methods(methods)) + 1  # +1: the random-policy reference

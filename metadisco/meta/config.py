@@ -390,13 +390,16 @@ def from_plain(cls, data: dict, key: str = ""):
     return _from_dict(cls, data, key)
 
 
-def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
-    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides."""
+def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
+                 ) -> MetaConfig:
+    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides. `base_dir`, the
+    config file's directory, is where its `plugins:` are looked for after the Python path and the working
+    directory."""
     data = with_overrides(data, overrides, "meta-training")
     if "plugins" in data:  # before the objective is read: plugins define its kinds
         from metadisco.plugins import load_plugins
 
-        load_plugins(coerce(data["plugins"], tuple[str, ...], "config key plugins"))
+        load_plugins(coerce(data["plugins"], tuple[str, ...], "config key plugins"), (base_dir,))
     return _from_dict(MetaConfig, data, "").validate()
 
 
@@ -405,4 +408,4 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = Path(path)
     if not path.exists():
         raise UserError(f"no config file {str(path)!r}")
-    return parse_config(read_yaml(path), overrides)
+    return parse_config(read_yaml(path), overrides, path.parent)

@@ -19,6 +19,7 @@ settings (of the ES mean, and of the kept objective).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass
@@ -164,14 +165,23 @@ class _Run:
 
 
 def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, resume: bool = False,
-                      progress: bool = True, callbacks=(), plot: bool = True) -> RunResult:
+                      progress: bool = True, callbacks=(), plot: bool = True, notes: bool | None = None) -> RunResult:
     """Run (or resume) meta-training of `step`'s config into the run directory `out` (None: nothing written,
     e.g. in benchmarks). `callbacks` are added to the defaults: a progress bar (`progress`, on the writer
-    process), timing (always; `RunResult.timing`) and, with a run directory, meta_curve.png (`plot`)."""
+    process), timing (always; `RunResult.timing`) and, with a run directory, meta_curve.png (`plot`). `notes`
+    (default: as `progress`): the writer's one-off lines on stderr (baselines measured, resume point), which the
+    command keeps when stderr is a log and the bar is off. The writer holds the run directory's lock throughout
+    (`metadisco.rundir_lock`)."""
+    writer = dist.is_writer()
+    say = _stderr if (progress if notes is None else notes) and writer else _quiet
+    run_dir = out if isinstance(out, RunDir) or out is None else RunDir(out, writer=writer, say=say)
+    with run_dir.writing() if run_dir is not None else contextlib.nullcontext():
+        return _run_meta_training(step, run_dir, resume, progress and writer, say, callbacks, plot)
+
+
+def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: bool, progress: bool, say,
+                       callbacks, plot: bool) -> RunResult:
     config, P = step.config, step.population_size
-    progress = progress and dist.is_writer()
-    say = _stderr if progress else _quiet
-    run_dir = out if isinstance(out, RunDir) or out is None else RunDir(out, writer=dist.is_writer(), say=say)
     writer = run_dir is not None and run_dir.writer
     timing = Timing()
     callbacks = [timing, *([ProgressBar()] if progress else []),

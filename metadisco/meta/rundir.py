@@ -14,7 +14,8 @@
 
 Every file is written atomically (a temporary name, then a rename) except metrics.jsonl, which is appended
 line by line; a checkpoint records how many of its lines it accounts for, and a resume truncates it to that.
-Only the writer process (process 0 of a multi-host run) writes; every process reads.
+Only the writer process (process 0 of a multi-host run) writes, and holds the directory's lock
+(`metadisco.rundir_lock`: `.lock`, one writer per directory) while it does; every process reads.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from metadisco import rundir_lock
 from metadisco.errors import UserError
-from metadisco.io import atomic_write_text, read_text, read_yaml, to_jsonable
+from metadisco.io import atomic_write_text, os_error, read_text, read_yaml, to_jsonable
 from metadisco.meta import checkpoint as ckpt_lib
 
 CONFIG = "config.yaml"
@@ -64,9 +66,10 @@ class RunDir:
         unreadable checkpoint, config.yaml or metrics.jsonl. `resume_point` checks the same again as it starts."""
         from metadisco.io import check_output_dir
 
-        self._refuse_non_empty(resume)
-        if self.writer:  # a run never ends by failing to write
+        if self.writer:  # a run never ends by failing to write; and one writer at a time (before "not empty")
             check_output_dir(self.path)
+            rundir_lock.hold(self.path, self.say)
+        self._refuse_non_empty(resume)
         if resume:
             ckpt_lib.latest(self / CHECKPOINTS)
             if (self / CONFIG).exists():
@@ -75,7 +78,8 @@ class RunDir:
                 read_text(self / METRICS, "metrics file")
 
     def _refuse_non_empty(self, resume: bool) -> None:
-        if not resume and self.writer and self.path.is_dir() and any(self.path.iterdir()):
+        if not resume and self.writer and self.path.is_dir() and any(not rundir_lock.is_lock_file(p)
+                                                                     for p in self.path.iterdir()):
             raise UserError(f"{self.path} is not empty; pass --resume to continue the run there, "
                             "or choose a new --out")
 
@@ -108,6 +112,21 @@ class RunDir:
             dist.warn_if_other_devices(self.path, mesh)
         return ckpt
 
+    def disk_full_advice(self) -> str:
+        """What to do after a full disk stopped the run: the checkpoint a resume starts from, and --resume."""
+        found = ckpt_lib.list_checkpoints(self / CHECKPOINTS)
+        kept = f"its last checkpoint {found[-1]} is intact" if found else "it had no checkpoint yet"
+        return f"the run stopped; {kept}: free space, then continue with --resume"
+
+    def writing(self):
+        """A context holding the directory's writer lock (`metadisco.rundir_lock`) on the writer process; on
+        the others, or for a path that is a file (refused by `resume_point`), nothing."""
+        import contextlib
+
+        if not self.writer or (self.path.exists() and not self.path.is_dir()):
+            return contextlib.nullcontext()
+        return rundir_lock.writing(self.path, self.say)
+
     def start_fresh(self) -> None:
         """Make the directory for a run from generation 0 (a resume that found no checkpoint starts afresh)."""
         if not self.writer:
@@ -122,10 +141,13 @@ class RunDir:
     def append_metrics(self, line: dict) -> None:
         if not self.writer:
             return
-        with open(self / METRICS, "a") as f:
-            f.write(json.dumps(to_jsonable(line)) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(self / METRICS, "a") as f:
+                f.write(json.dumps(to_jsonable(line)) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:  # a line cut off here is dropped, and said, on --resume (`truncate_metrics`)
+            raise os_error(e, "append to", self / METRICS) from None
 
     def truncate_metrics(self, lines: int) -> None:
         """Keep the first `lines` lines (those the checkpoint accounts for): a resumed run rewrites the rest.

@@ -23,6 +23,7 @@ Run directory (`metadisco.meta.rundir.RunDir`, as `meta-train`'s):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from dataclasses import dataclass
@@ -150,11 +151,18 @@ def ancestry(lineage: dict, agent: int) -> list[int]:
 
 
 def run_pbt(cfg: PBTConfig, out: str | Path | None, resume: bool = False, devices=None, say=None,
-            plot: bool = True) -> PBTResult:
-    """Run (or resume) PBT into the run directory `out` (None: nothing written)."""
+            plot: bool = True, progress: bool = True) -> PBTResult:
+    """Run (or resume) PBT into the run directory `out` (None: nothing written); `say` gets a line per round
+    when `progress`, and the run directory's notes always."""
     say = say or (lambda message: None)
-    pbt = PBT(cfg, devices)
     run_dir = RunDir(out, say=say) if out is not None else None
+    with run_dir.writing() if run_dir is not None else contextlib.nullcontext():  # one writer per directory
+        return _run_pbt(cfg, run_dir, resume, devices, say, plot, progress)
+
+
+def _run_pbt(cfg: PBTConfig, run_dir: RunDir | None, resume: bool, devices, say, plot: bool, progress: bool
+             ) -> PBTResult:
+    pbt = PBT(cfg, devices)
     config_yaml = pbt.to_yaml()
     digest = ckpt_lib.config_digest(config_yaml)
     mesh = parallel.mesh_of(pbt.devices)
@@ -201,9 +209,10 @@ def run_pbt(cfg: PBTConfig, out: str | Path | None, resume: bool = False, device
                 "best_return": float(scores[best]) if np.isfinite(scores[best]) else None,
                 "seconds": time.perf_counter() - t0}
         lines.append(line)
-        say(f"round {r + 1}/{pbt.rounds}: best return {line['best_return']}, agent {best} "
-            f"({', '.join(f'{k}={v[best]:.3g}' for k, v in used.items())}), "
-            f"{int((parents != np.arange(cfg.population)).sum())} copied")
+        if progress:
+            say(f"round {r + 1}/{pbt.rounds}: best return {line['best_return']}, agent {best} "
+                f"({', '.join(f'{k}={v[best]:.3g}' for k, v in used.items())}), "
+                f"{int((parents != np.arange(cfg.population)).sum())} copied")
         if run_dir is not None:
             run_dir.append_metrics(line)
             run_dir.write_json(LINEAGE, _lineage(lines))
