@@ -1,6 +1,8 @@
 """Every env `metadisco envs` lists as available trains a few updates of PPO and runs the random policy (the
 zero point of normalised scores), so a listed env never fails at `metadisco train`. brax envs compile for tens
-of seconds each, so the whole file is slow; the settings are the smallest the trainer accepts."""
+of seconds to minutes each, so the envs are split over three test files (gymnax and plugins; brax in two
+halves) that pytest-xdist's `--dist loadfile` can give to different processes; the settings are the smallest the
+trainer accepts. This module holds the one check; test_every_env_*.py choose the envs."""
 
 import jax
 import numpy as np
@@ -18,9 +20,16 @@ KNOWN_UNAVAILABLE = {"MNISTBandit-bsuite"}
 TINY = {"num_envs": 2, "num_steps": 4, "num_minibatches": 1, "update_epochs": 1, "hidden_sizes": (8,)}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("env_id", env_ids())
-def test_every_listed_env_trains_and_runs_the_random_policy(env_id):
+def share(part: str) -> list[str]:
+    """The listed env ids of one test file: "gymnax" (every non-brax id), "brax_a" / "brax_b" (alternate brax
+    ids, so the two halves cost about the same)."""
+    brax = [e for e in env_ids() if e.startswith("brax/")]
+    if part == "gymnax":
+        return [e for e in env_ids() if not e.startswith("brax/")]
+    return brax[0::2] if part == "brax_a" else brax[1::2]
+
+
+def check_env_trains_and_runs_the_random_policy(env_id):
     spec, reason = describe(env_id)
     if spec is None:
         assert env_id in KNOWN_UNAVAILABLE, f"{env_id} is listed as unavailable: {reason}"

@@ -1,0 +1,10 @@
+"""Every listed brax env of this half trains and runs the random policy (`every_env.py`)."""
+
+import pytest
+from every_env import check_env_trains_and_runs_the_random_policy, share
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", share("brax_a"))
+def test_listed_env_trains_and_runs_the_random_policy(env_id):
+    check_env_trains_and_runs_the_random_policy(env_id)
