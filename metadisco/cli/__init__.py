@@ -8,7 +8,7 @@ path. Every message is folded onto one line and capped in length, whatever text 
 Before a command imports JAX, `main` sets up the process: one XLA host device per core (unless XLA_FLAGS
 already sets a count; `--devices N` chooses N) and JAX's persistent compilation cache (`--no-compile-cache`
 to skip). Third-party import noise never reaches stdout (brax's mujoco prints "Failed to import warp" there;
-see `metadisco.envs.registry.brax_envs`), so stdout carries only the command's own output, and a reader that
+see `metadisco.envs.brax_adapter.brax_envs`), so stdout carries only the command's own output, and a reader that
 closes the pipe early (`| head`) ends the command quietly. `--no-progress` turns progress bars off; they are
 off anyway when stderr is not a terminal (`metadisco.cli.common.show_progress`). Then it loads plugins: each
 `--plugin MODULE` (repeatable; a module name or a .py file) and every installed package's `metadisco.plugins`

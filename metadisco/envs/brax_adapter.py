@@ -15,7 +15,9 @@ nothing where JAX still takes them.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import sys
 import types
 from typing import Any, NamedTuple
 
@@ -23,6 +25,15 @@ import jax
 import jax.numpy as jnp
 
 from metadisco.envs.core import EnvSpec, EnvStep
+
+
+def brax_envs():
+    """`brax.envs`, imported with anything printed on stdout sent to stderr: brax imports mujoco, whose optional
+    warp backend prints "Failed to import warp: ..." on stdout, which would open `metadisco envs | head`."""
+    if "brax.envs" not in sys.modules:
+        with contextlib.redirect_stdout(sys.stderr):
+            import brax.envs  # noqa: F401
+    return sys.modules["brax.envs"]
 
 
 def _clip_with_old_keywords(x, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 (numpy's names)
@@ -56,8 +67,6 @@ class BraxEnvState(NamedTuple):
 
 class BraxEnv:
     def __init__(self, env_id: str, name: str, episode_length: int = 1000, backend: str | None = None):
-        from metadisco.envs.registry import brax_envs
-
         envs = brax_envs()
         _patch_brax_fluid_clip()
         kwargs = {"backend": backend} if backend else {}

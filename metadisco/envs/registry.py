@@ -9,9 +9,7 @@ gymnax's and brax's ids are read from those packages. A plugin (`metadisco.plugi
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import sys
 
 from metadisco.envs.core import EnvSpec, VecEnv
 from metadisco.envs.craftax_adapter import CRAFTAX_PREFIX
@@ -51,17 +49,10 @@ def gymnax_ids() -> tuple[str, ...]:
     return tuple(gymnax.registered_envs)
 
 
-def brax_envs():
-    """`brax.envs`, imported with anything printed on stdout sent to stderr: brax imports mujoco, whose optional
-    warp backend prints "Failed to import warp: ..." on stdout, which would open `metadisco envs | head`."""
-    if "brax.envs" not in sys.modules:
-        with contextlib.redirect_stdout(sys.stderr):
-            import brax.envs  # noqa: F401
-    return sys.modules["brax.envs"]
-
-
 @functools.cache
 def brax_ids() -> tuple[str, ...]:
+    from metadisco.envs.brax_adapter import brax_envs
+
     envs = brax_envs()
     return tuple(BRAX_PREFIX + name for name in sorted(envs._envs))  # brax keeps no public list
 

@@ -30,6 +30,7 @@ def share(part: str) -> list[str]:
 
 
 def check_env_trains_and_runs_the_random_policy(env_id):
+    """Train `env_id` a few updates (losses finite) and return the random policy's mean return."""
     spec, reason = describe(env_id)
     if spec is None:
         assert env_id in KNOWN_UNAVAILABLE, f"{env_id} is listed as unavailable: {reason}"
@@ -40,5 +41,4 @@ def check_env_trains_and_runs_the_random_policy(env_id):
     assert result.metrics.actor_loss.shape == (1, 2)
     for loss in (result.metrics.actor_loss, result.metrics.value_loss, result.metrics.entropy):
         assert np.isfinite(np.asarray(loss)).all(), env_id
-    value = random_policy_return(env_id, num_envs=2, num_steps=8, max_chunks=1)
-    assert isinstance(value, float) and not np.isinf(value)  # NaN only when no episode ends in 8 steps
+    return random_policy_return(env_id, num_envs=2, num_steps=8, max_chunks=1)
