@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from metadisco.analysis.figures import pyplot, save_figure
-from metadisco.analysis.figures.meta_curve import mean_curve
-from metadisco.meta.rundir import RunDir
+from metadisco import RunDir
+from metadisco.figures import pyplot, save_figure
+from metadisco.figures.meta_curve import mean_curve
 
 
 def main(argv=None) -> None:

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from metadisco import stats
-from metadisco.analysis.figures import pyplot, save_figure
-from metadisco.evaluate.summary import stat_block
-from metadisco.io import atomic_write_text, read_json, write_json
+from metadisco.core.io import atomic_write_text, read_json, write_json
+from metadisco.core.stats import stat_block
+from metadisco.figures import pyplot, save_figure
 
 
 def best_returns(runs: list[str]) -> tuple[np.ndarray, list[dict]]:

@@ -16,7 +16,7 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# The baseline cache (metadisco.baseline_cache) of the commands the tests run: a fresh folder per session, never
+# The baseline cache (metadisco.runs.baseline_cache) of the commands the tests run: a fresh folder per session, never
 # the user's own.
 os.environ.setdefault("METADISCO_BASELINE_CACHE_DIR", tempfile.mkdtemp(prefix="metadisco-baselines-"))
 

@@ -1,4 +1,4 @@
-"""A researcher's own module, as a plugin (tests/test_plugins.py loads it): one drift and one env.
+"""A researcher's own module, as a plugin (tests/core/test_plugins.py loads it): one drift and one env.
 
 `scaled_ppo` is PPO's drift times exp(w), one meta-parameter w: at w = 0 it is PPO exactly, and for every w
 it is a valid drift (>= 0, and 0 wherever PPO's is, so 0 with zero slope at r = 1).

@@ -3,7 +3,7 @@ sees in a real (short) training run with a given objective, to weight distillati
 
 The objective's drift is wrapped in `RecordingDrift`, which passes its inputs to the host with
 `jax.debug.callback` (forward pass of every minibatch step) and returns the wrapped drift unchanged, so the
-run is the ordinary trainer (`metadisco.train_seeds.train_seeds`) with the ordinary objective. Counts are sums, so
+run is the ordinary trainer (`metadisco.runs.seeds.train_seeds`) with the ordinary objective. Counts are sums, so
 the result does not depend on the order in which callbacks arrive.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from metadisco.objectives import Objective
 from metadisco.objectives.registry import DriftInputs, Piece, Progress
-from metadisco.train_seeds import resolve_config, train_seeds
+from metadisco.runs.seeds import resolve_config, train_seeds
 
 _SINKS: dict[int, dict] = {}
 _LOCK = threading.Lock()

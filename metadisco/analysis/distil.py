@@ -18,8 +18,8 @@ from metadisco.analysis.collect import Histogram
 from metadisco.analysis.parametric import distil_parametric
 from metadisco.analysis.surfaces import DEFAULT_HORIZON, surface
 from metadisco.analysis.sym import forms, round_floats, to_sympy
-from metadisco.errors import UserError
-from metadisco.io import write_json
+from metadisco.core.errors import UserError
+from metadisco.core.io import write_json
 from metadisco.objectives import Objective
 
 METHODS = ("parametric", "symbolic")
@@ -107,7 +107,7 @@ def write_distilled(out: Path, original: Objective, original_meta: Any, result: 
 def retained_performance(env_id: str, original: tuple[Objective, Any], distilled: tuple[Objective, Any],
                          seeds: int, timesteps: int | None = None, overrides=(), seed: int = 0) -> dict:
     """Train original and distilled with the same seed keys; final returns and distilled / original."""
-    from metadisco.train_seeds import resolve_config, train_seeds
+    from metadisco.runs.seeds import resolve_config, train_seeds
 
     config = resolve_config(env_id, None, overrides, timesteps)
     out = {"env": env_id, "seeds": seeds, "seed": seed, "timesteps": config.num_updates * config.batch_size}

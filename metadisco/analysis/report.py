@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from metadisco.analysis.inputs import resolve_input
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
+from metadisco.core.io import atomic_write_text
 from metadisco.evaluate.methods import run_objective_file
-from metadisco.io import atomic_write_text
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -50,9 +50,9 @@ def _num(value) -> str:
 
 def write_report(run_dir: Path) -> Path:
     from metadisco.analysis.distil import distil, grid_target, write_distilled
-    from metadisco.analysis.figures.meta_curve import POPULATION_CURVE
-    from metadisco.analysis.figures.objective import plot_objective
-    from metadisco.meta.rundir import RunDir
+    from metadisco.analysis.objective_figures import plot_objective
+    from metadisco.figures.meta_curve import POPULATION_CURVE
+    from metadisco.runs.rundir import RunDir
 
     run_dir = Path(run_dir)
     objective, meta, label, _ = resolve_input(str(run_dir))

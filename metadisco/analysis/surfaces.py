@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs
 

@@ -20,7 +20,7 @@ import sympy
 from metadisco.analysis.parametric import r_squared
 from metadisco.analysis.sym import A, R, forms, round_floats, to_numpy
 from metadisco.analysis.validity import drift_violation
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 
 OPERATORS = ("add", "sub", "mul", "div", "max", "min", "square", "neg", "tanh", "abs")
 ANCHOR_RATIOS = (0.99, 1.0, 1.01)

@@ -11,8 +11,8 @@ to skip). Third-party import noise never reaches stdout (brax's mujoco prints "F
 see `metadisco.envs.brax_adapter.brax_envs`), so stdout carries only the command's own output, and a reader that
 closes the pipe early (`| head`) ends the command quietly. `--no-progress` turns progress bars off; they are
 off anyway when stderr is not a terminal (`metadisco.cli.common.show_progress`). Then it loads plugins: each
-`--plugin MODULE` (repeatable; a module name or a .py file) and every installed package's `metadisco.plugins`
-entry point (`metadisco.plugins`). All are global options, accepted before or after the command name.
+`--plugin MODULE` (repeatable; a module name or a .py file) and every installed package's `metadisco.core.plugins`
+entry point (group `metadisco.plugins`). All are global options, accepted before or after the command name.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 import warnings
 
 from metadisco.cli.common import positive_int
-from metadisco.errors import MetadiscoWarning, UserError
+from metadisco.core.errors import MetadiscoWarning, UserError
 
 # name -> module under metadisco.cli, in the order `metadisco --help` lists them.
 COMMANDS = {
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 def set_up_runtime(args) -> None:
     """Devices and compilation cache, before the command imports JAX (a program that imported JAX first has
     chosen its devices already; then `--devices N` selects N of them)."""
-    from metadisco import compile_cache, devices
+    from metadisco.parallel import compile_cache, devices
 
     if "jax" not in sys.modules:
         devices.use_all_cores(args.devices, override=args.devices is not None)
@@ -103,8 +103,8 @@ def set_up_runtime(args) -> None:
 
 def load_plugins(args) -> None:
     """--plugin modules (before and after the command name), then installed packages' entry points."""
-    from metadisco.plugins import load_entry_points
-    from metadisco.plugins import load_plugins as load
+    from metadisco.core.plugins import load_entry_points
+    from metadisco.core.plugins import load_plugins as load
 
     load([*args.plugins, *getattr(args, "command_plugins", [])])
     load_entry_points()
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("metadisco: interrupted\n")
         return 130
     finally:
-        from metadisco import rundir_lock
+        from metadisco.core import lock as rundir_lock
 
         rundir_lock.release_all()  # the output directories this command wrote into
 

@@ -33,15 +33,14 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco import bench_train
+    from metadisco.bench import train as bench_train
+    from metadisco.core.errors import UserError, shorten
+    from metadisco.core.io import check_output_file, write_json
     from metadisco.envs import check_env_id
-    from metadisco.errors import UserError
-    from metadisco.io import check_output_file, write_json
-    from metadisco.validate import shorten
 
     if args.meta:
         check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
-        from metadisco.bench_meta import bench_meta
+        from metadisco.bench.meta import bench_meta
 
         say("bench meta-training: populations 1, 4, 16, 64 on CartPole, then the ES overhead of a short run")
         figures = bench_meta(timesteps=args.timesteps or 16_384)
@@ -64,8 +63,8 @@ def run(args) -> int:
     if 1 not in seed_counts or any(s <= 0 for s in seed_counts):
         raise UserError(f"--seeds must be positive and include 1 (the ratio is taken at 1 seed), got "
                         f"{shorten(args.seeds)}")
-    from metadisco.limits import check_trainer_fits
-    from metadisco.train_seeds import resolve_config
+    from metadisco.core.limits import check_trainer_fits
+    from metadisco.runs.seeds import resolve_config
 
     for case in cases:
         check_trainer_fits(resolve_config(case.env_id, timesteps=case.timesteps), max(seed_counts),
@@ -73,13 +72,13 @@ def run(args) -> int:
     peer_figures = _peer_figures(args)
     check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
     if args.peers:
-        from metadisco import peers
+        from metadisco.bench import rejax as peers
 
         if not peers.available():
             raise UserError("bench --peers needs rejax: pip install -e '.[bench]'")
     results = {"machine": bench_train.machine(), "cases": {}}
     if args.peers:  # first: the headline figures
-        from metadisco.bench_peers import bench_peers
+        from metadisco.bench.peers import bench_peers
 
         figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say, peer_figures)
         head = figures["headline"]
@@ -116,9 +115,8 @@ def run(args) -> int:
 
 def _peer_figures(args) -> tuple[str, ...]:
     """--peer-figures as a tuple of known groups; --only-peers and --peer-figures need --peers."""
-    from metadisco.bench_peers import PEER_FIGURES
-    from metadisco.errors import UserError
-    from metadisco.validate import shorten
+    from metadisco.bench.peers import PEER_FIGURES
+    from metadisco.core.errors import UserError, shorten
 
     if not args.peers and (args.only_peers or args.peer_figures is not None):
         raise UserError("--only-peers and --peer-figures choose peer figures: add --peers")

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from metadisco.errors import UserError
-from metadisco.io import check_output_dir
-from metadisco.validate import INT32_MAX, check_seed, shorten
+from metadisco.core.coerce import INT32_MAX, check_seed
+from metadisco.core.errors import UserError, shorten
+from metadisco.core.io import check_output_dir
 
 # Timesteps may exceed int32 (they are not a size; the update count, checked in TrainConfig.validate, is);
 # 2**53 is where a float stops holding every integer.
@@ -36,7 +36,7 @@ def positive_int(name: str, hi: int = INT32_MAX):
 
 
 def seed_int(name: str):
-    """An argparse type: a seed, 0 <= seed < 2**32 (see `metadisco.validate.check_seed`)."""
+    """An argparse type: a seed, 0 <= seed < 2**32 (see `metadisco.core.coerce.check_seed`)."""
 
     def parse(text: str) -> int:
         try:
@@ -63,15 +63,15 @@ def add_baseline_cache_option(parser: argparse.ArgumentParser) -> None:
 
 
 def use_baseline_cache(args) -> None:
-    """Turn the baseline cache on or off as the command line says (`metadisco.baseline_cache`)."""
-    from metadisco import baseline_cache
+    """Turn the baseline cache on or off as the command line says (`metadisco.runs.baseline_cache`)."""
+    from metadisco.runs import baseline_cache
 
     baseline_cache.configure(args.baseline_cache)
 
 
 def add_dry_run_options(parser: argparse.ArgumentParser) -> None:
-    """--dry-run and the accelerator its estimate is for (`metadisco.cost`)."""
-    from metadisco.cost import ACCELERATORS
+    """--dry-run and the accelerator its estimate is for (`metadisco.parallel.cost`)."""
+    from metadisco.parallel.cost import ACCELERATORS
 
     parser.add_argument("--dry-run", action="store_true",
                         help="compile the programs, call each once and print env steps, FLOPs, memory and time "
@@ -101,9 +101,9 @@ def positive_float(name: str):
 
 
 def output_dir(path: str, lock: bool = True) -> Path:
-    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.io`),
-    and, with `lock`, this process's alone to write until the command ends (`metadisco.rundir_lock`)."""
-    from metadisco import rundir_lock
+    """--out as a directory that exists and can be written in, checked before any work (see `metadisco.core.io`),
+    and, with `lock`, this process's alone to write until the command ends (`metadisco.core.lock`)."""
+    from metadisco.core import lock as rundir_lock
 
     out = check_output_dir(path, "--out")
     if lock:

@@ -45,17 +45,17 @@ def add_parser(sub, name):
 def run(args) -> int:
     from metadisco.analysis.distil import distil, grid_target, histogram_target, retained_performance, write_distilled
     from metadisco.analysis.inputs import resolve_input
-    from metadisco.errors import UserError
+    from metadisco.core.errors import UserError
+    from metadisco.core.io import write_json
     from metadisco.evaluate.methods import run_objective_file
-    from metadisco.io import write_json
 
     if not 0.0 <= args.progress <= 1.0:
         raise UserError(f"--progress must be in [0, 1], got {args.progress}")
     if args.points < 5:
         raise UserError(f"--points must be at least 5, got {args.points}")
     # Everything the user typed is checked before the first (long) step, and --out before any writing.
-    from metadisco.limits import check_trainer_fits
-    from metadisco.train_seeds import resolve_config
+    from metadisco.core.limits import check_trainer_fits
+    from metadisco.runs.seeds import resolve_config
 
     if args.weighted_by_env:
         resolve_config(args.weighted_by_env, None, args.overrides, args.collect_timesteps)

@@ -47,9 +47,9 @@ def add_parser(sub, name):
 
 def run(args) -> int:
     use_baseline_cache(args)
-    from metadisco import devices
-    from metadisco.errors import UserError
+    from metadisco.core.errors import UserError
     from metadisco.evaluate import evaluate
+    from metadisco.parallel import devices
 
     if args.dry_run:
         return dry_run(args)
@@ -77,9 +77,9 @@ def run(args) -> int:
 
 def dry_run(args) -> int:
     """Plan the evaluation (`metadisco.evaluate.plan`): compile each call, print its cost; train and write nothing."""
-    from metadisco import cost, devices
     from metadisco.evaluate import prepare
     from metadisco.evaluate.plan import plan_evaluation, render
+    from metadisco.parallel import cost, devices
 
     acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
                            args.accelerator_memory)

@@ -21,7 +21,7 @@ def describe_objective(objective, meta) -> dict:
     import jax
     import numpy as np
 
-    from metadisco.io import to_jsonable
+    from metadisco.core.io import to_jsonable
 
     pieces = {}
     for slot, piece in objective.pieces().items():
@@ -41,7 +41,7 @@ def describe_objective(objective, meta) -> dict:
 
 
 def run(args) -> int:
-    from metadisco.io import to_jsonable
+    from metadisco.core.io import to_jsonable
     from metadisco.objectives.resolve import resolve_objective
 
     objective, meta = resolve_objective(args.objective)

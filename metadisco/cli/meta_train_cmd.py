@@ -12,7 +12,7 @@ from metadisco.cli.common import (
     show_progress,
     use_baseline_cache,
 )
-from metadisco.errors import DiskFullError, UserError
+from metadisco.core.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
@@ -33,7 +33,8 @@ def add_parser(sub, name):
 
 def run(args) -> int:
     use_baseline_cache(args)
-    from metadisco.meta import distributed as dist
+    from metadisco.parallel import hosts as dist
+    from metadisco.parallel.sharding import make_mesh
 
     distributed = args.distributed or dist.wants_distributed()
     if distributed:
@@ -44,12 +45,12 @@ def run(args) -> int:
 
     import jax
 
-    from metadisco import devices
-    from metadisco.meta.config import load_config
     from metadisco.meta.horizon import horizon_note
+    from metadisco.meta.load import load_config
     from metadisco.meta.loop import run_meta_training
-    from metadisco.meta.rundir import RunDir
     from metadisco.meta.step import GenerationStep
+    from metadisco.parallel import devices
+    from metadisco.runs.rundir import RunDir
 
     config = load_config(args.config, seed_override(args))
     if args.dry_run:
@@ -58,7 +59,7 @@ def run(args) -> int:
         raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
     run_dir = RunDir(args.out, writer=dist.is_writer())
     run_dir.check_before_run(args.resume)
-    mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
+    mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
     if dist.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
@@ -102,16 +103,16 @@ def run(args) -> int:
 
 def dry_run(args, config) -> int:
     """Plan the run (`metadisco.meta.plan`): compile, call each program once, print; write nothing."""
-    from metadisco import cost, devices
-    from metadisco.meta import distributed as dist
     from metadisco.meta.plan import plan, render
     from metadisco.meta.step import GenerationStep
+    from metadisco.parallel import cost, devices
+    from metadisco.parallel.sharding import make_mesh
 
     if args.resume:
         raise UserError("--dry-run plans a new run; leave out --resume")
     acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
                            args.accelerator_memory)
-    mesh = dist.make_mesh(devices.select(args.devices)) if args.devices is not None else None
+    mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
     say(f"dry run: compiling {len(step.tasks) + len(step.valid_tasks)} program(s) of {config.strategy.name} "
         f"(population {config.strategy.population_size}) over {step.devices} device(s) and calling each once; "

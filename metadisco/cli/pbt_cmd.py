@@ -5,12 +5,12 @@ with --resume, bit for bit)."""
 from __future__ import annotations
 
 from metadisco.cli.common import add_seed_option, add_set_option, say, seed_override, show_progress
-from metadisco.errors import DiskFullError, UserError
+from metadisco.core.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="population-based training (exploit / explore of hyperparameters)")
-    p.add_argument("config", metavar="CONFIG.yaml", help="PBT config (see metadisco.pbt.config)")
+    p.add_argument("config", metavar="CONFIG.yaml", help="PBT config (see metadisco.search.pbt.config)")
     add_set_option(p)
     add_seed_option(p, "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="run directory")
@@ -19,12 +19,12 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco import devices
-    from metadisco.io import read_yaml
-    from metadisco.meta.config import from_plain, with_overrides
-    from metadisco.meta.rundir import RunDir
-    from metadisco.pbt.config import PBTConfig
-    from metadisco.pbt.run import run_pbt
+    from metadisco.core.io import read_yaml
+    from metadisco.core.schema import from_plain, with_overrides
+    from metadisco.parallel import devices
+    from metadisco.runs.rundir import RunDir
+    from metadisco.search.pbt.config import PBTConfig
+    from metadisco.search.pbt.run import run_pbt
 
     cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work

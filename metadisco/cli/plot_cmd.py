@@ -16,8 +16,8 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco.analysis.figures.objective import plot_objective
     from metadisco.analysis.inputs import resolve_input
+    from metadisco.analysis.objective_figures import plot_objective
 
     objective, meta, label, run_dir = resolve_input(args.objective)
     out = output_dir(args.out, lock=False)  # plot only reads the run, and never waits for its writer

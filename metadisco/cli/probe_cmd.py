@@ -38,9 +38,9 @@ def run(args) -> int:
 
     from tqdm import tqdm
 
-    from metadisco.io import atomic_write_text, to_jsonable
-    from metadisco.meta.config import load_config
+    from metadisco.core.io import atomic_write_text, to_jsonable
     from metadisco.meta.horizon import horizon_note
+    from metadisco.meta.load import load_config
     from metadisco.meta.probe import probe
     from metadisco.meta.step import GenerationStep
 

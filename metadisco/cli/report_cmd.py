@@ -14,10 +14,10 @@ def add_parser(sub, name):
 def run(args) -> int:
     from pathlib import Path
 
-    from metadisco import rundir_lock
     from metadisco.analysis.report import write_report
-    from metadisco.errors import UserError
-    from metadisco.io import check_output_dir
+    from metadisco.core import lock as rundir_lock
+    from metadisco.core.errors import UserError
+    from metadisco.core.io import check_output_dir
 
     if not Path(args.run_dir).is_dir():
         raise UserError(f"no run directory {args.run_dir!r}")

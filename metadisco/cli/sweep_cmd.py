@@ -9,7 +9,7 @@ from metadisco.cli.common import add_seed_option, add_set_option, output_dir, sa
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="grid or random search over hyperparameters, vmapped in one compiled call")
-    p.add_argument("config", metavar="CONFIG.yaml", help="sweep config (see metadisco.sweep)")
+    p.add_argument("config", metavar="CONFIG.yaml", help="sweep config (see metadisco.search.sweep)")
     add_set_option(p)
     add_seed_option(p, "the random points and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="output directory")
@@ -19,11 +19,11 @@ def add_parser(sub, name):
 def run(args) -> int:
     import yaml
 
-    from metadisco import devices
-    from metadisco.analysis.figures.sweep import plot_sweep
-    from metadisco.io import atomic_write_text, read_yaml, write_json
-    from metadisco.meta.config import from_plain, with_overrides
-    from metadisco.sweep import SweepConfig, render_markdown, run_sweep, summarise
+    from metadisco.core.io import atomic_write_text, read_yaml, write_json
+    from metadisco.core.schema import from_plain, with_overrides
+    from metadisco.figures.sweep import plot_sweep
+    from metadisco.parallel import devices
+    from metadisco.search.sweep import SweepConfig, render_markdown, run_sweep, summarise
 
     cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), seed_override(args), "sweep"))
     config, _, points = cfg.resolve()  # every value checked before any work

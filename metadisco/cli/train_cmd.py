@@ -25,14 +25,14 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco import devices
-    from metadisco.config import config_to_dict
+    from metadisco.core.io import write_json
+    from metadisco.core.limits import check_trainer_fits
     from metadisco.envs import make_env
-    from metadisco.fitness import diverged
-    from metadisco.io import write_json
-    from metadisco.limits import check_trainer_fits
     from metadisco.objectives.resolve import resolve_objective
-    from metadisco.train_seeds import resolve_config, train_seeds
+    from metadisco.parallel import devices
+    from metadisco.runs.seeds import resolve_config, train_seeds
+    from metadisco.trainers.config import config_to_dict
+    from metadisco.trainers.metrics import diverged
 
     objective, meta = resolve_objective(args.objective)
     config = resolve_config(args.env, args.preset, args.overrides, args.timesteps, objective.algorithm)

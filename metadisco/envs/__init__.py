@@ -1,7 +1,17 @@
 """Environments: one registry over gymnax and brax, one interface, and vectorised wrappers."""
 
 from metadisco.envs.core import Env, EnvSpec, EnvStep, VecEnv
-from metadisco.envs.registry import check_env_id, env_ids, env_spec, make_env, make_vec_env, register_env, split_budget
+from metadisco.envs.registry import (
+    ONE_DEVICE_WHY,
+    check_env_id,
+    devices_for_env,
+    env_ids,
+    env_spec,
+    make_env,
+    make_vec_env,
+    register_env,
+    split_budget,
+)
 
-__all__ = ["Env", "EnvSpec", "EnvStep", "VecEnv", "check_env_id", "env_ids", "env_spec", "make_env", "split_budget",
-           "make_vec_env", "register_env"]
+__all__ = ["Env", "EnvSpec", "EnvStep", "ONE_DEVICE_WHY", "VecEnv", "check_env_id", "devices_for_env", "env_ids",
+           "env_spec", "make_env", "split_budget", "make_vec_env", "register_env"]

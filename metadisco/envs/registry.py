@@ -1,7 +1,7 @@
 """One registry of environment ids over gymnax, brax (`brax/<name>`), Craftax (`craftax/<id>`, when the optional
 `craftax` extra is installed) and plugins' own envs.
 
-gymnax's and brax's ids are read from those packages. A plugin (`metadisco.plugins`) adds an env with
+gymnax's and brax's ids are read from those packages. A plugin (`metadisco.core.plugins`) adds an env with
 
     @register_env("MyEnv-v0")
     def my_env() -> Env: ...        # a factory of a single, auto-resetting `metadisco.envs.Env`
@@ -11,13 +11,25 @@ from __future__ import annotations
 
 import functools
 
+from metadisco.core.errors import UserError, unknown_name_error
 from metadisco.envs.core import EnvSpec, VecEnv
 from metadisco.envs.craftax_adapter import CRAFTAX_PREFIX
 from metadisco.envs.wrappers import ClipAction, LogEpisodes, NormalizeObservation, NormalizeReward
-from metadisco.errors import UserError, unknown_name_error
 
 BRAX_PREFIX = "brax/"
 _REGISTERED: dict[str, object] = {}  # env id -> factory, from register_env
+
+
+# Brax's physics stops making progress when two XLA host devices run it at once: with the preset's 2048 envs
+# every thread of the process waits (`block_until_ready` never returns; 256 envs run), seen with jax 0.10.2 on
+# XLA:CPU in `train`, `evaluate` and the calibration map. Until that is understood a brax env trains on one device.
+ONE_DEVICE_WHY = "brax envs train on one device here (XLA:CPU hangs when two host devices run brax physics)"
+
+
+def devices_for_env(env_id: str, devices):
+    """The devices `env_id` may train on: `devices`, or only the first for an env that runs on one device
+    (`ONE_DEVICE_WHY`)."""
+    return list(devices)[:1] if env_id.startswith(BRAX_PREFIX) else list(devices)
 
 
 def register_env(env_id: str):
@@ -36,7 +48,7 @@ def register_env(env_id: str):
 
 def registered_ids() -> tuple[str, ...]:
     """Ids of envs registered by plugins (installed plugins' entry points are loaded first)."""
-    from metadisco.plugins import load_entry_points
+    from metadisco.core.plugins import load_entry_points
 
     load_entry_points()
     return tuple(sorted(_REGISTERED))
@@ -74,7 +86,7 @@ def env_ids() -> tuple[str, ...]:
 def split_budget(spec: str) -> tuple[str, int | None]:
     """'ID' or 'ID@TIMESTEPS' (an env with its own training budget, e.g. 'Breakout-MinAtar@500000') ->
     (ID, TIMESTEPS or None). The id is not checked here; TIMESTEPS must be a positive integer."""
-    from metadisco.errors import UserError
+    from metadisco.core.errors import UserError
 
     env_id, at, budget = spec.rpartition("@")
     if not at:

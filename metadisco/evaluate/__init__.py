@@ -13,18 +13,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from metadisco import rundir_lock
+from metadisco.core import lock as rundir_lock
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
-from metadisco.evaluate.runner import (
-    MethodRun,
-    cached_random_return,
-    group_methods,
-    random_policy_return,
-    train_env,
-)
+from metadisco.evaluate.runner import MethodRun, group_methods, train_env
+from metadisco.runs.random_policy import cached_random_return
 
-__all__ = ["Method", "MethodRun", "cached_random_return", "evaluate", "prepare", "group_methods", "held_out_envs",
-           "random_policy_return",
+__all__ = ["Method", "MethodRun", "evaluate", "prepare", "group_methods", "held_out_envs",
            "resolve_methods", "train_env"]
 
 
@@ -32,11 +26,11 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
             timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None
             ) -> tuple[list[Method], list[str], dict]:
     """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training."""
+    from metadisco.core.coerce import INT32_MAX, check_int, check_seed
+    from metadisco.core.errors import UserError
+    from metadisco.core.limits import check_trainer_fits
     from metadisco.envs import split_budget
-    from metadisco.errors import UserError
-    from metadisco.limits import check_trainer_fits
-    from metadisco.train_seeds import resolve_config
-    from metadisco.validate import INT32_MAX, check_int, check_seed
+    from metadisco.runs.seeds import resolve_config
 
     if num_seeds < 1:
         raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
@@ -80,11 +74,11 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
 
     The methods x seeds of each env are sharded over `devices` (default: every device of this process).
     `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
+    from metadisco.core.io import check_output_dir
     from metadisco.evaluate import summary
-    from metadisco.io import check_output_dir
 
     if score not in summary.SCORES:
-        from metadisco.errors import unknown_name_error
+        from metadisco.core.errors import unknown_name_error
 
         raise unknown_name_error("--score", score, summary.SCORES)
     methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset)
@@ -99,10 +93,10 @@ def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs:
     import jax
     from tqdm import tqdm
 
-    from metadisco.analysis.figures import eval_curves as figures
-    from metadisco.config import config_to_dict
+    from metadisco.core.io import atomic_write_text, write_json
     from metadisco.evaluate import summary
-    from metadisco.io import atomic_write_text, write_json
+    from metadisco.figures import eval_curves as figures
+    from metadisco.trainers.config import config_to_dict
 
     devices = list(jax.local_devices() if devices is None else devices)
     calls = len(group_methods(methods)) + 1  # +1: the random-policy reference
@@ -128,7 +122,7 @@ def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs:
         "seed": seed,
         "score": score,
         "seed_keys": key_data,
-        "devices": len(devices),  # results are bit-identical on the same device count (metadisco.parallel)
+        "devices": len(devices),  # results are bit-identical on the same device count (metadisco.parallel.sharding)
         "timesteps": {e: c.num_updates * c.batch_size for e, c in configs.items()},
         "final_window_percent": f"{100 * next(iter(configs.values())).final_window:g}%",
         "random_policy_return": random_returns,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metadisco.errors import UserError
-from metadisco.io import read_yaml
+from metadisco.core.errors import UserError
+from metadisco.core.io import read_yaml
 from metadisco.objectives import Objective
 from metadisco.objectives.resolve import (  # noqa: F401 (the run-directory names, for callers of this module)
     RUN_BEST_OBJECTIVE,

@@ -1,6 +1,6 @@
 """Plan an evaluation before it starts (`metadisco evaluate ... --dry-run`): compile each env's calls (one per
 group of methods that share a trainer, `runner.group_methods`) and report env steps, FLOPs, bytes and memory per
-device from XLA (`metadisco.cost`, loops counted), and a roofline estimate on an accelerator. Nothing is
+device from XLA (`metadisco.parallel.cost`, loops counted), and a roofline estimate on an accelerator. Nothing is
 trained or written; unlike meta-train's dry run no call is timed here, since one call is the evaluation itself.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from metadisco import cost
-from metadisco.cost import format_seconds as _seconds
-from metadisco.cost import format_si as _si
+from metadisco.parallel import cost
+from metadisco.parallel.cost import format_seconds as _seconds
+from metadisco.parallel.cost import format_si as _si
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, see
 
     from metadisco.envs import make_env
     from metadisco.evaluate.runner import group_methods, group_program
-    from metadisco.train_seeds import seed_keys
+    from metadisco.runs.seeds import seed_keys
 
     devices = tuple(jax.local_devices() if devices is None else devices)
     keys = seed_keys(num_seeds, seed)

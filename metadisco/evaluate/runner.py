@@ -3,7 +3,7 @@
 Methods whose `Objective` (the static structure: which drift, value loss and optimiser, and their sizes) is the
 same, and whose meta-parameters have the same shapes, run in ONE compiled call: its M methods x S seeds are
 M * S independent runs (run m * S + s trains method m with seed key s), sharded over the devices and vmapped
-on each (`metadisco.parallel`; padded when M * S does not divide by the device count). Methods with different
+on each (`metadisco.parallel.sharding`; padded when M * S does not divide by the device count). Methods with different
 structures (e.g. `ppo` and `dpo`, whose drifts are different functions) cannot share a compiled function, so
 each such group is its own call. Every call gets the same [num_seeds] keys from `seed_keys(num_seeds, seed)`:
 seed i of every method starts from the same network initialisation and sees the same environment randomness.
@@ -19,15 +19,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from metadisco import parallel
-from metadisco.algorithms import make_trainer
-from metadisco.config import TrainConfig
-from metadisco.envs import make_env, make_vec_env
+from metadisco.envs import devices_for_env, make_env
 from metadisco.evaluate.methods import Method
-from metadisco.fitness import diverged, reduce_fitness
-from metadisco.hyper import hyper_of, static_of
-from metadisco.train import Metrics
-from metadisco.train_seeds import seed_keys
+from metadisco.parallel import sharding as parallel
+from metadisco.runs.seeds import seed_keys
+from metadisco.trainers import make_trainer
+from metadisco.trainers.base import Metrics
+from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.hyper import hyper_of, static_of
+from metadisco.trainers.metrics import diverged, reduce_fitness
 
 
 @dataclass
@@ -56,7 +56,7 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 @functools.lru_cache(maxsize=16)
 def _compiled(static: TrainConfig, env, objective, devices: tuple):
     """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`, with
-    hyperparameters shared by the runs; `static` is a static config (`metadisco.hyper.static_of`)."""
+    hyperparameters shared by the runs; `static` is a static config (`metadisco.trainers.hyper.static_of`)."""
     train = make_trainer(static, env, objective).train
     return parallel.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
 
@@ -86,7 +86,7 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
     The runs are sharded over `devices` (default: every device of this process). `progress`, if given, is a
     tqdm bar advanced by one per compiled call.
     """
-    devices = tuple(jax.local_devices() if devices is None else devices)
+    devices = tuple(devices_for_env(env_id, jax.local_devices() if devices is None else devices))
     env = make_env(env_id)
     keys = seed_keys(num_seeds, seed)
     key_data = np.asarray(jax.random.key_data(keys)) if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) \
@@ -110,53 +110,3 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
         if progress is not None:
             progress.update(1)
     return {m.label: runs[m.label] for m in methods}
-
-
-def cached_random_return(env_id: str, seed: int = 0) -> float:
-    """`random_policy_return` at its defaults, through the baseline cache (`metadisco.baseline_cache`): meta-train,
-    probe and evaluate roll out the same random policy on the same envs."""
-    from metadisco import baseline_cache
-
-    settings = {"env": env_id, "seed": seed, "num_envs": 16, "num_steps": 1000, "max_chunks": 10}
-    return baseline_cache.cached("random_return", settings, lambda: random_policy_return(env_id, seed=seed),
-                                 baseline_cache.cacheable(env_id))
-
-
-def random_policy_return(env_id: str, num_envs: int = 16, num_steps: int = 1000, seed: int = 0,
-                         max_chunks: int = 10) -> float:
-    """Mean return of the episodes a uniformly random policy finishes in `num_envs` envs.
-
-    The zero point of normalised scores. The envs run in chunks of `num_steps` steps until at least `num_envs`
-    episodes have ended, or `max_chunks` chunks: one chunk for most envs, more where episodes outlast it
-    (Freeway-MinAtar's 2,500 steps). NaN if no episode ends in `max_chunks * num_steps` steps.
-    """
-    env = make_env(env_id)
-    spec = env.spec
-    vec = make_vec_env(env, num_envs, normalize_obs=False, normalize_reward=False, gamma=1.0)
-
-    def chunk(state, key):
-        def step(carry, _):
-            state, key = carry
-            key, act_key, step_key = jax.random.split(key, 3)
-            if spec.discrete:
-                action = jax.random.randint(act_key, (num_envs,), 0, spec.action_size)
-            else:
-                action = jax.random.uniform(act_key, (num_envs, spec.action_size), minval=jnp.array(spec.action_low),
-                                            maxval=jnp.array(spec.action_high))
-            state, out = vec.step(jax.random.split(step_key, num_envs), state, action)  # per-env keys
-            done = jnp.logical_or(out.terminated, out.truncated)
-            return (state, key), (jnp.sum(jnp.where(done, out.info["episode_return"], 0.0)), jnp.sum(done))
-
-        (state, key), (sums, counts) = jax.lax.scan(step, (state, key), None, num_steps)
-        return state, key, jnp.sum(sums), jnp.sum(counts)
-
-    key, reset_key = jax.random.split(jax.random.PRNGKey(seed))
-    _, state = jax.jit(vec.reset)(reset_key)
-    run_chunk = jax.jit(chunk)
-    total, count = jnp.float32(0.0), jnp.int32(0)
-    for _ in range(max_chunks):
-        state, key, chunk_total, chunk_count = run_chunk(state, key)
-        total, count = total + chunk_total, count + chunk_count
-        if int(count) >= num_envs:
-            break
-    return float(total / count) if int(count) > 0 else float("nan")

@@ -20,47 +20,13 @@ import math
 import numpy as np
 import scipy
 
-from metadisco import stats
+from metadisco.core import stats
+from metadisco.core.stats import stat_block
 from metadisco.evaluate.runner import MethodRun
+from metadisco.trainers.metrics import learning_curve
 
 REFERENCE = "ppo"  # the method scores are normalised by
 SCORES = ("final_return", "mean_return")  # MethodRun fields a score can be
-
-
-def learning_curve(returns: np.ndarray, counts: np.ndarray, batch_size: int, max_points: int = 100
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-seed learning curves on at most `max_points` points: (env_steps [P], returns [seeds, P]).
-
-    `returns` [seeds, updates] is each update's mean return of finished episodes (NaN if none) and `counts`
-    [seeds, updates] how many finished. Updates are binned; a bin's value is the mean return of the episodes
-    that finished in it (weighted by their count), carried forward over bins where none finished; NaN before a
-    seed's first finished episode. x is the env steps per seed at the end of each bin.
-    """
-    returns, counts = np.asarray(returns, np.float64), np.asarray(counts, np.float64)
-    num_updates = returns.shape[-1]
-    bins = np.array_split(np.arange(num_updates), min(num_updates, max_points))
-    steps = np.array([(b[-1] + 1) * batch_size for b in bins], dtype=np.int64)
-    weighted = np.where(counts > 0, np.nan_to_num(returns) * counts, 0.0)
-    curve = np.full((returns.shape[0], len(bins)), np.nan)
-    for j, b in enumerate(bins):
-        n = counts[:, b].sum(axis=1)
-        curve[:, j] = np.where(n > 0, weighted[:, b].sum(axis=1) / np.maximum(n, 1), np.nan)
-    for j in range(1, len(bins)):  # carry the last finished episode's return forward
-        curve[:, j] = np.where(np.isnan(curve[:, j]), curve[:, j - 1], curve[:, j])
-    return steps, curve
-
-
-def stat_block(scores: np.ndarray, seed: int) -> dict:
-    """mean, IQM and IQM CI of the finite entries of `scores` [seeds]."""
-    ok = stats.finite(scores)
-    ci = stats.stratified_iqm_ci([ok], seed=seed) if ok.size else None
-    return {
-        "mean": float(ok.mean()) if ok.size else None,
-        "std": float(ok.std(ddof=1)) if ok.size > 1 else None,
-        "median": float(np.median(ok)) if ok.size else None,
-        "iqm": float(stats.iqm(ok)) if ok.size else None,
-        "ci95": list(ci) if ci is not None else None,
-    }
 
 
 def scores_of(run: MethodRun, score: str) -> np.ndarray:

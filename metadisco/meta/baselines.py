@@ -10,7 +10,7 @@
 
 A checkpoint stores `Baselines.cached()` (the normalisers or the scales), so a resumed run trains against
 exactly the figures the uninterrupted run used. Across runs, every measured figure goes through the baseline
-cache (`metadisco.baseline_cache`, on from the command line): a second run with the same settings reads PPO's
+cache (`metadisco.runs.baseline_cache`, on from the command line): a second run with the same settings reads PPO's
 scores back instead of training PPO, bit for bit what it would have measured.
 """
 
@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metadisco import baseline_cache, parallel
-from metadisco.config import config_to_dict
-from metadisco.errors import UserError
-from metadisco.fitness import ppo_gap, reduce_fitness
-from metadisco.meta import distributed as dist
+from metadisco.core.errors import UserError
 from metadisco.meta import paired
+from metadisco.meta.fitness import ppo_gap
+from metadisco.parallel import hosts as dist
+from metadisco.parallel import sharding as parallel
+from metadisco.runs import baseline_cache
+from metadisco.trainers.config import config_to_dict
+from metadisco.trainers.metrics import reduce_fitness
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def _say_nothing(message: str) -> None:
 def measure_random(step) -> dict[str, float]:
     """Return of a uniformly random policy on every training and validation env of `step`
     (`metadisco.meta.step.GenerationStep`): paired normalisation's zero point."""
-    from metadisco.evaluate.runner import cached_random_return
+    from metadisco.runs.random_policy import cached_random_return
 
     out = {}
     for task in step.tasks + step.valid_tasks:
@@ -107,7 +109,7 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
     import jax
 
     from metadisco.objectives import BUILTIN_OBJECTIVES
-    from metadisco.train_seeds import train_seeds
+    from metadisco.runs.seeds import train_seeds
 
     config = step.config
     cfgs = config.tasks

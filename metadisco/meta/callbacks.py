@@ -89,7 +89,7 @@ class ProgressBar:
 
 
 class MetaCurveFigure:
-    """At the end: RUN_DIR/meta_curve.png from metrics.jsonl (`metadisco.analysis.figures.meta_curve`)."""
+    """At the end: RUN_DIR/meta_curve.png from metrics.jsonl (`metadisco.figures.meta_curve`)."""
 
     def __init__(self, fitness_name: str):
         self.fitness_name = fitness_name
@@ -99,7 +99,7 @@ class MetaCurveFigure:
             return
         lines = run_dir.read_metrics(lenient=True)  # the figure is a convenience: a damaged line is left out
         if lines:
-            from metadisco.analysis.figures.meta_curve import meta_curve
-            from metadisco.meta.rundir import META_CURVE
+            from metadisco.figures.meta_curve import meta_curve
+            from metadisco.runs.rundir import META_CURVE
 
             meta_curve(lines, self.fitness_name, run_dir / META_CURVE)

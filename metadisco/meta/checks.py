@@ -7,9 +7,9 @@ task, and population x meta-parameters. Each failure is a one-line `UserError` n
 
 from __future__ import annotations
 
-from metadisco.errors import UserError, unknown_name_error
-from metadisco.limits import check_population_fits, check_trainer_fits
-from metadisco.validate import INT32_MAX, check_finite_tree, check_float, check_int, check_seed
+from metadisco.core.coerce import INT32_MAX, check_finite_tree, check_float, check_int, check_seed
+from metadisco.core.errors import UserError, unknown_name_error
+from metadisco.core.limits import check_population_fits, check_trainer_fits
 
 # Generation g's keys are fold_in(key, g); the streams 2**31 - 3 .. 2**31 - 1 are reserved for evaluation,
 # start point and initialisation (meta/loop.py), so generations stay far below them.
@@ -18,8 +18,8 @@ MAX_GENERATIONS = 1_000_000_000
 
 def check_meta_config(config) -> None:
     from metadisco.envs import check_env_id, split_budget
-    from metadisco.fitness import FITNESS_FNS
     from metadisco.meta.start import STARTS
+    from metadisco.trainers.metrics import FITNESS_FNS
 
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
@@ -74,8 +74,8 @@ def check_meta_config(config) -> None:
 def _check_scale(scale, tasks, algorithm: str) -> None:
     """`sampling.scale` names traced settings of every task's trainer, and both ends of each range give valid
     settings on every task (gamma x 1.2 > 1 is said now, not at the generation that draws it)."""
-    from metadisco.hyper import check_traced, with_values
-    from metadisco.train_seeds import resolve_config
+    from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers.hyper import check_traced, with_values
 
     for i, task in enumerate(tasks if scale else ()):
         where = f"sampling.scale on tasks.{i} ({task.env})"
@@ -90,7 +90,7 @@ def _check_held_out_budgets(specs, algorithm: str) -> None:
     """Each held-out 'ID@TIMESTEPS' must give its family's preset at least one update, as `evaluate` will run it;
     said now, not after the meta-training hour."""
     from metadisco.envs import split_budget
-    from metadisco.train_seeds import resolve_config
+    from metadisco.runs.seeds import resolve_config
 
     for i, spec in enumerate(specs):
         env, budget = split_budget(spec)
@@ -104,7 +104,7 @@ def _check_tasks(tasks, where: str, runs_per_seed: int, algorithm: str) -> None:
     """Env ids, seeds, baselines and every training length of each task; each length's trainer config is
     resolved now (not when its turn comes to compile) and checked against memory."""
     from metadisco.envs import check_env_id
-    from metadisco.train_seeds import resolve_config
+    from metadisco.runs.seeds import resolve_config
 
     for i, task in enumerate(tasks):
         check_env_id(task.env)
@@ -130,7 +130,7 @@ def _check_tasks(tasks, where: str, runs_per_seed: int, algorithm: str) -> None:
 def _check_hyper(config) -> None:
     """The `hyper:` section against every task's (and validation task's) trainer config at every length."""
     from metadisco.meta.hyper_search import check_against_tasks
-    from metadisco.train_seeds import resolve_config
+    from metadisco.runs.seeds import resolve_config
 
     algorithm = config.objective.algorithm
     resolved = [(f"{where}.{i} ({task.env})", resolve_config(task.env, task.preset, task.train, timesteps, algorithm))

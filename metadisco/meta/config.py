@@ -1,6 +1,7 @@
 """The meta-training config: a YAML file read into frozen dataclasses, with `--set key=value` overrides.
 
-    plugins:        [my_module, ...]                modules that register their own pieces / envs (metadisco.plugins)
+    plugins:        [my_module, ...]                modules that register their own pieces / envs
+                                                    (metadisco.core.plugins)
     objective:      {drift: {kind: lpo}, ...}       the objective spec (Objective.from_spec)
     tasks:          [{env, timesteps, seeds, preset, train, baseline}, ...]   what each member is trained on;
                     `timesteps` may be a list of training lengths, one drawn per generation
@@ -29,7 +30,7 @@ Unknown and missing keys are `UserError`s naming the key and the known ones.
 
 Every section is read once into frozen, typed values: `objective` into an `Objective`, each task's `train` into
 a `Settings` of values typed by `TrainConfig`'s fields, `strategy.settings` into a `Settings`, all by the one
-coercion engine (`metadisco.validate.coerce`). `to_dict()` writes each section back as it was written (after
+coercion engine (`metadisco.core.coerce.coerce`). `to_dict()` writes each section back as it was written (after
 `--set`), so the resolved config.yaml, and the digest that `--resume` checks, are those of earlier versions.
 """
 
@@ -37,67 +38,25 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from metadisco.config import split_assignment, train_setting
-from metadisco.errors import UserError, unknown_name_error
-from metadisco.io import read_yaml
+from metadisco.core.coerce import check_finite_tree, coerce
+from metadisco.core.errors import UserError, shorten
+from metadisco.core.schema import Settings, from_plain, mapping_section, plain_data
 from metadisco.meta.hyper_search import HyperSearch, parse_hyper
 from metadisco.objectives import Objective
-from metadisco.safe_yaml import check_plain_data, load_value
-from metadisco.validate import check_finite_tree, coerce, shorten
+from metadisco.trainers.config import train_settings
 
 _REQUIRED = dataclasses.MISSING
-
-
-class Settings(Mapping):
-    """A frozen, hashable, ordered mapping of typed values (a task's trainer settings, a strategy's own
-    settings), with the mapping as it was written kept aside for the resolved config (`written`)."""
-
-    def __init__(self, items: Mapping | typing.Iterable = (), written: Mapping | None = None):
-        self._items = tuple(dict(items).items())
-        self.written = written
-
-    def __getitem__(self, key: str) -> Any:
-        for k, v in self._items:
-            if k == key:
-                return v
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __hash__(self) -> int:
-        return hash(self._items)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Mapping) and dict(self._items) == dict(other.items())
-
-    def __repr__(self) -> str:
-        return f"Settings({dict(self._items)!r})"
-
-    def to_plain(self) -> dict:
-        return plain_data(dict(self.written) if self.written is not None else dict(self._items))
-
-
-def train_settings(value: Any, path: str) -> Settings:
-    """A task's `train` section: TrainConfig fields typed by their annotations (an unknown key is an error)."""
-    mapping = _mapping(value, path)
-    return Settings({str(k): train_setting(str(k), v, f"{path}.{k}") for k, v in mapping.items()}, mapping)
 
 
 def _strategy_settings(value: Any, path: str) -> Settings:
     """`strategy.settings`: the strategy's own parameters, plain numbers checked finite (`make_strategy` checks
     the names against the strategy)."""
-    mapping = _mapping(value, path)
+    mapping = mapping_section(value, path)
     check_finite_tree(path, mapping)
     return Settings({str(k): v for k, v in mapping.items()}, mapping)
 
@@ -105,7 +64,7 @@ def _strategy_settings(value: Any, path: str) -> Settings:
 def _scale_ranges(value: Any, path: str) -> Settings:
     """`sampling.scale`: {setting: [lo, hi]} with 0 < lo <= hi, each read by the one coercion engine (the names
     are checked against each task's trainer in `metadisco.meta.checks`)."""
-    mapping = _mapping(value, path)
+    mapping = mapping_section(value, path)
     out = {}
     for name, bounds in mapping.items():
         where = f"config key {path}.{name}"
@@ -129,14 +88,6 @@ def _objective(value: Any, path: str) -> Objective:
         raise UserError(f"objective: {e}") from None
 
 
-def _mapping(value: Any, path: str) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise UserError(f"config key {path} must be a mapping, got {shorten(value)}")
-    return dict(value)
-
-
 @dataclass(frozen=True)
 class TaskConfig:
     """One training task: every member trains `seeds` agents on `env` for `timesteps` steps each."""
@@ -157,7 +108,7 @@ class TaskConfig:
 
     @classmethod
     def from_plain(cls, data: Any, key: str) -> TaskConfig:
-        return _from_dict(cls, data, key)
+        return from_plain(cls, data, key)
 
 
 @dataclass(frozen=True)
@@ -185,7 +136,7 @@ class StrategyConfig:
 
     @classmethod
     def from_plain(cls, data: Any, key: str) -> StrategyConfig:
-        return _from_dict(cls, data, key)
+        return from_plain(cls, data, key)
 
 
 @dataclass(frozen=True)
@@ -205,7 +156,7 @@ class SamplingConfig:
 
     @classmethod
     def from_plain(cls, data: Any, key: str) -> SamplingConfig:
-        return _from_dict(cls, data, key)
+        return from_plain(cls, data, key)
 
 
 @dataclass(frozen=True)
@@ -219,7 +170,7 @@ class ValidationConfig:
 
     @classmethod
     def from_plain(cls, data: Any, key: str) -> ValidationConfig:
-        return _from_dict(cls, data, key)
+        return from_plain(cls, data, key)
 
 
 NORMALISERS = ("fixed", "paired")
@@ -244,20 +195,13 @@ class MetaConfig:
     normalise: str = "fixed"
     combine: str = "mean"  # what the ES is told: mean of the tasks' scores | mean of their ranks (COMBINES)
     validation: ValidationConfig = ValidationConfig()
-    plugins: tuple[str, ...] = ()  # plugin modules (metadisco.plugins), loaded before the objective is read
+    plugins: tuple[str, ...] = ()  # plugin modules (metadisco.core.plugins), loaded before the objective is read
     hyper: HyperSearch = HyperSearch()  # trainer settings the ES evolves with the objective (none by default)
     # The objective section as written (after --set), for the resolved config; None when built in code.
     objective_written: dict | None = field(default=None, compare=False, repr=False)
 
     PARSERS: typing.ClassVar = {"objective": _objective, "hyper": parse_hyper}
-
-    def validate(self) -> MetaConfig:
-        """Check every value once, where the config enters: names, types, finiteness, ranges, and sizes against
-        this machine's memory (`metadisco.meta.checks`); a `UserError` names the first bad key."""
-        from metadisco.meta.checks import check_meta_config
-
-        check_meta_config(self)
-        return self
+    KEEP_WRITTEN: typing.ClassVar = {"objective": "objective_written"}  # see `metadisco.core.schema.from_plain`
 
     def to_dict(self) -> dict:
         plain = {f.name: plain_data(getattr(self, f.name)) for f in fields(self) if f.name != "objective_written"}
@@ -278,134 +222,3 @@ class MetaConfig:
 
 _DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "combine": "mean", "validation": ValidationConfig(),
              "plugins": (), "hyper": HyperSearch()}
-
-
-def plain_data(value):
-    """A config value as plain YAML data (tuples as lists, sections as mappings, an objective as its spec of
-    the slots and options that differ from the default objective)."""
-    if isinstance(value, (Settings, HyperSearch)):
-        return value.to_plain()
-    if isinstance(value, Objective):
-        return _short_spec(value)
-    if dataclasses.is_dataclass(value):
-        return {f.name: plain_data(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {k: plain_data(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_data(v) for v in value]
-    return value
-
-
-def _short_spec(objective: Objective) -> dict:
-    default = Objective().to_spec()
-    out = {}
-    for slot, spec in objective.to_spec().items():
-        if spec != default.get(slot):  # a trace slot has no default: it is always written
-            kind_default = type(getattr(objective, slot))().options() \
-                if slot not in default or spec["kind"] != default[slot]["kind"] \
-                else {k: v for k, v in default[slot].items() if k != "kind"}
-            out[slot] = plain_data({k: v for k, v in spec.items()
-                                    if k in ("kind", "plugin") or v != kind_default.get(k)})
-    return out
-
-
-# ---------------------------------------------------------------------------------------------------------
-# reading: plain data -> dataclasses, with the key path in every error
-
-
-def _from_dict(cls, data: Any, key: str):
-    path = key.removeprefix("config key ")
-    prefix = f"{path}." if path else ""
-    if not isinstance(data, dict):
-        raise UserError(f"config key {path or '(top level)'} must be a mapping, got {shorten(data)}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in fields(cls) if f.init and f.name != "objective_written"}
-    for name in data:
-        if name not in known:
-            raise unknown_name_error(f"config key under {path}" if path else "config key", str(name), list(known))
-    parsers = getattr(cls, "PARSERS", {})
-    values = {}
-    for name, f in known.items():
-        if name not in data:
-            if f.default is _REQUIRED and f.default_factory is _REQUIRED:
-                raise UserError(f"config is missing the key {prefix}{name}")
-            continue
-        if name in parsers:
-            values[name] = parsers[name](data[name], f"{prefix}{name}")
-        else:
-            values[name] = coerce(data[name], hints[name], f"config key {prefix}{name}")
-    if cls is MetaConfig and "objective" in data:
-        values["objective_written"] = data["objective"]
-    return cls(**values)
-
-
-def _set_path(data: dict, key: str, value: Any) -> None:
-    """Set `data[a][b][0]...` for key 'a.b.0...'; intermediate keys must exist except the last."""
-    parts = key.split(".")
-    key = shorten(key).strip("'")  # for messages
-    node = data
-    for depth, part in enumerate(parts):
-        last = depth == len(parts) - 1
-        where = shorten(".".join(parts[:depth])).strip("'") or "(top level)"
-        if isinstance(node, list):
-            if not (part.isascii() and part.isdigit()) or len(part) > 9 or int(part) >= len(node):
-                raise UserError(f"--set {key}: {where} is a list of {len(node)} entries; "
-                                f"use an index 0..{len(node) - 1}, got {shorten(part)}")
-            index = int(part)
-            if last:
-                node[index] = value
-            else:
-                node = node[index]
-        elif isinstance(node, dict):
-            if last:
-                node[part] = value  # unknown keys are caught when the dataclasses are built
-            else:
-                if node.get(part) is None:
-                    node[part] = {}
-                node = node[part]
-        else:
-            raise UserError(f"--set {key}: {where} is a value, not a mapping or list")
-
-
-def with_overrides(data: Any, overrides, what: str) -> dict:
-    """A copy of the plain config data `data` (parsed YAML) with 'key=value' overrides set at their dotted
-    paths; `what` names the config kind in the error for data that is not a mapping."""
-    import copy
-
-    check_plain_data(data, "the config")  # before the deep copy: aliases of aliases expand there
-    data = copy.deepcopy(data) if data is not None else {}
-    if not isinstance(data, dict):
-        raise UserError(f"a {what} config must be a YAML mapping at the top level")
-    for item in overrides:
-        key, text = split_assignment(item)
-        value = load_value(text, f"--set {key}") if text else None
-        _set_path(data, key, value)
-    check_plain_data(data, "the config with its --set values")
-    return data
-
-
-def from_plain(cls, data: dict, key: str = ""):
-    """A config dataclass (fields typed by annotations, sections by `cls.PARSERS`) from plain data; an unknown,
-    missing or mistyped key is a `UserError` naming its path (`key`: the section's, for a nested one)."""
-    return _from_dict(cls, data, key)
-
-
-def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
-                 ) -> MetaConfig:
-    """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides. `base_dir`, the
-    config file's directory, is where its `plugins:` are looked for after the Python path and the working
-    directory."""
-    data = with_overrides(data, overrides, "meta-training")
-    if "plugins" in data:  # before the objective is read: plugins define its kinds
-        from metadisco.plugins import load_plugins
-
-        load_plugins(coerce(data["plugins"], tuple[str, ...], "config key plugins"), (base_dir,))
-    return _from_dict(MetaConfig, data, "").validate()
-
-
-def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
-    """Read a YAML config file; a missing or unparsable file is a `UserError`."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"no config file {str(path)!r}")
-    return parse_config(read_yaml(path), overrides, path.parent)

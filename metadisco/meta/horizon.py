@@ -21,7 +21,7 @@ def sees_horizon(objective: Objective) -> bool:
 
 
 def _num_updates(env: str, preset, train, timesteps, algorithm: str) -> int:
-    from metadisco.train_seeds import resolve_config
+    from metadisco.runs.seeds import resolve_config
 
     return resolve_config(env, preset, train, timesteps, algorithm).num_updates
 

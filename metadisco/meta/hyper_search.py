@@ -5,13 +5,13 @@
       ent_coef: {scale: linear, step: 0.01}    # value = task's ent_coef + step * u
       gae_lambda: {step: 0.05, low: 0.8}       # linear (its natural scale); clipped to [0.8, 1]
 
-Each named setting (one of `metadisco.config.Hyper`'s: lr, gamma, gae_lambda, ent_coef, vf_coef, max_grad_norm)
+Each named setting (one of `metadisco.trainers.config.Hyper`'s: lr, gamma, gae_lambda, ent_coef, vf_coef, max_grad_norm)
 adds one coordinate `u` to the ES's search, beside the objective's meta-parameters. `u` is an offset in units
 from *each task's own value* (its preset and `train:` settings), shared by every task: on a log scale a unit
 multiplies the setting by exp(step), on a linear scale it adds step. The ES starts at u = 0, so generation 0
 trains every task at exactly its own settings (PPO with the task's values, as the objective at its start is
 PPO), and the ES's sigma means the same relative change on every task. `scale` defaults to log for lr,
-max_grad_norm and vf_coef and to linear for the others (`metadisco.hyper_space.NATURAL_LOG`); a linear scale
+max_grad_norm and vf_coef and to linear for the others (`metadisco.trainers.hyper_space.NATURAL_LOG`); a linear scale
 needs `step` (the change one unit makes, in the setting's own units). Values are clipped to the setting's range
 (gamma and gae_lambda to [0, 1], the others to >= 0) and to the optional `low` / `high`, which every task's own
 value must lie within (so u = 0 is each task's value exactly).
@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from metadisco.config import DEFAULT, OWN_SETTINGS, Hyper
-from metadisco.errors import UserError, unknown_name_error
-from metadisco.hyper import hyper_of, with_values
-from metadisco.hyper_space import NATURAL_LOG
-from metadisco.validate import check_float, coerce, shorten
+from metadisco.core.coerce import check_float, coerce
+from metadisco.core.errors import UserError, shorten, unknown_name_error
+from metadisco.trainers.config import DEFAULT, OWN_SETTINGS, Hyper
+from metadisco.trainers.hyper import hyper_of, with_values
+from metadisco.trainers.hyper_space import NATURAL_LOG
 
 SCALES = ("log", "linear")
 KEYS = ("scale", "step", "low", "high")

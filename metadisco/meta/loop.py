@@ -6,7 +6,7 @@ The pieces, each usable on its own:
 
     metadisco.meta.step        GenerationStep: ask -> train the population -> fitness -> tell (one generation)
     metadisco.meta.baselines   measure_baselines: the PPO normalisers / scales fitness is scored against
-    metadisco.meta.rundir      RunDir: the run directory's layout, resume checks and files
+    metadisco.runs.rundir      RunDir: the run directory's layout, resume checks and files
     metadisco.meta.callbacks   ProgressBar, Timing, MetaCurveFigure (and any object of the same shape)
 
 Every generation writes a metrics.jsonl line and objective.msgpack (the ES mean), and a checkpoint every
@@ -29,13 +29,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from metadisco.errors import UserError
-from metadisco.meta import checkpoint as ckpt_lib
-from metadisco.meta import distributed as dist
+from metadisco.core import checkpoint as ckpt_lib
+from metadisco.core.errors import UserError
 from metadisco.meta.baselines import Baselines, initial_fitness, initial_validation, measure_baselines
 from metadisco.meta.callbacks import MetaCurveFigure, ProgressBar, Seconds, Timing, notify
-from metadisco.meta.config import MetaConfig, parse_config
-from metadisco.meta.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
+from metadisco.meta.config import MetaConfig
+from metadisco.meta.load import parse_config
 from metadisco.meta.step import (  # noqa: F401  (the stream tags and fitness helpers are part of this API)
     EVAL_STREAM,
     INIT_STREAM,
@@ -48,6 +47,8 @@ from metadisco.meta.step import (  # noqa: F401  (the stream tags and fitness he
     member_fitness,
     task_stats,
 )
+from metadisco.parallel import hosts as dist
+from metadisco.runs.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
 
 
 @dataclass
@@ -171,7 +172,7 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
     process), timing (always; `RunResult.timing`) and, with a run directory, meta_curve.png (`plot`). `notes`
     (default: as `progress`): the writer's one-off lines on stderr (baselines measured, resume point), which the
     command keeps when stderr is a log and the bar is off. The writer holds the run directory's lock throughout
-    (`metadisco.rundir_lock`)."""
+    (`metadisco.core.lock`)."""
     writer = dist.is_writer()
     say = _stderr if (progress if notes is None else notes) and writer else _quiet
     run_dir = out if isinstance(out, RunDir) or out is None else RunDir(out, writer=writer, say=say)

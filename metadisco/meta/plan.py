@@ -7,15 +7,15 @@ anything.
   mean's evaluations every `eval_every` generations and after the last, validations), from the same
   deterministic draws, so the plan's total is the run's final `env_steps` (tested);
 - FLOPs and bytes come from XLA's cost model of each compiled population program with its loops counted
-  (`metadisco.cost`), per device, times the devices: the work computed, padding rows included;
+  (`metadisco.parallel.cost`), per device, times the devices: the work computed, padding rows included;
 - memory per device is XLA's memory analysis of the compiled program (arguments, outputs, temporaries);
 - time is measured on this machine by calling each program once after compiling it (one task call each), and a
   generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds);
-- the accelerator figure is an estimate (`metadisco.cost.roofline_seconds`): the whole generation's FLOPs and
+- the accelerator figure is an estimate (`metadisco.parallel.cost.roofline_seconds`): the whole generation's FLOPs and
   bytes on one accelerator, and whether every device's programs would fit in its memory at once.
 
 Set-up before the first generation (baselines, the initial objective's scores) is not in the totals, as it is
-not in `env_steps`; the baseline cache (`metadisco.baseline_cache`) makes it free on a second run.
+not in `env_steps`; the baseline cache (`metadisco.runs.baseline_cache`) makes it free on a second run.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from metadisco import cost
-from metadisco.cost import format_seconds as _seconds
-from metadisco.cost import format_si as _si
-from metadisco.meta import distributed as dist
 from metadisco.meta import paired
+from metadisco.parallel import cost
+from metadisco.parallel import hosts as dist
+from metadisco.parallel.cost import format_seconds as _seconds
+from metadisco.parallel.cost import format_si as _si
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class Plan:
 
     def estimate(self, acc: cost.Accelerator) -> dict:
         """Roofline seconds per generation and in total on one `acc`, and whether the memory the programs take
-        on all devices together fits in it (an estimate: see `metadisco.cost`)."""
+        on all devices together fits in it (an estimate: see `metadisco.parallel.cost`)."""
         needed = self.memory_per_device * self.devices
         return {"accelerator": acc.name, "seconds_per_generation": cost.roofline_seconds(self.per_generation.cost, acc),
                 "seconds_total": cost.roofline_seconds(self.total.cost, acc), "memory_needed": needed,

@@ -29,11 +29,11 @@ import warnings
 import jax
 import numpy as np
 
-from metadisco.fitness import ppo_gap
-from metadisco.meta import distributed as dist
 from metadisco.meta import paired
 from metadisco.meta.baselines import measure_random
+from metadisco.meta.fitness import ppo_gap
 from metadisco.meta.tasks import draw_settings
+from metadisco.parallel import hosts as dist
 
 PROBE_STREAM = 0x7FFFFFFA  # below the generation step's streams (meta/step.py: 0x7FFFFFFB .. 0x7FFFFFFF)
 VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import jax
 
-from metadisco.errors import unknown_name_error
+from metadisco.core.errors import unknown_name_error
 
 STARTS = ("hidden", "zero")
 

@@ -16,7 +16,7 @@ each member scores 1 + (member - PPO) / ppo_gap per task (`metadisco.meta.paired
 
 What the ES is told and what is reported are kept apart: `fitness` (metrics.jsonl's `fitness_*`) is always the
 normalised mean over tasks; with `combine: rank` the ES is told the mean of the members' centred ranks within
-each task instead (`metadisco.fitness.mean_task_ranks`), so that every task counts equally in its ranking.
+each task instead (`metadisco.meta.fitness.mean_task_ranks`), so that every task counts equally in its ranking.
 
 With a `hyper:` section the ES point is {"objective": meta-parameters, "hyper": {setting: units}}
 (`metadisco.meta.hyper_search`): the population program trains each member's objective with its own
@@ -27,7 +27,7 @@ uninterrupted run would have done. The ES mean is scored on fresh seeds (a key s
 same at every evaluation, so evaluations pair), reusing the compiled population program.
 
 `GenerationStep` holds the compiled pieces; the run directory, baselines, logging and callbacks live in
-`metadisco.meta.rundir`, `metadisco.meta.baselines`, `metadisco.meta.callbacks` and `metadisco.meta.loop`.
+`metadisco.runs.rundir`, `metadisco.meta.baselines`, `metadisco.meta.callbacks` and `metadisco.meta.loop`.
 """
 
 from __future__ import annotations
@@ -40,13 +40,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from metadisco.fitness import mean_task_ranks, ppo_gap, to_minimise
-from metadisco.meta import distributed as dist
+from metadisco.core.errors import UserError
+from metadisco.envs import ONE_DEVICE_WHY, devices_for_env
 from metadisco.meta import paired
 from metadisco.meta.config import MetaConfig
+from metadisco.meta.fitness import mean_task_ranks, ppo_gap, to_minimise
 from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
 from metadisco.meta.tasks import Task, build_tasks, sample_tasks
+from metadisco.parallel import hosts as dist
+from metadisco.parallel.sharding import make_mesh
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 START_STREAM = 0x7FFFFFFE
@@ -122,7 +125,7 @@ class PopulationFitness:
     ppo: dict[str, float]  # paired normalisation: PPO's fitness per task name on the same keys (else empty)
     scores: list[np.ndarray]  # per task: [P] members' normalised scores, in the units of `fitness`
     told: np.ndarray  # [P] what the ES is told (higher is better): `fitness` itself, or with combine: rank the
-    # mean over tasks of centred ranks (`metadisco.fitness.mean_task_ranks`)
+    # mean over tasks of centred ranks (`metadisco.meta.fitness.mean_task_ranks`)
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ class GenerationStep:
     `metadisco.meta.loop.meta_train` calls it once a generation; a library user can drive it directly:
 
         from metadisco.meta.baselines import measure_baselines
-        from metadisco.meta.config import parse_config
+        from metadisco.meta.load import parse_config
         from metadisco.meta.step import GenerationStep
         from metadisco.objectives.files import save_objective
 
@@ -172,7 +175,7 @@ class GenerationStep:
         start = self.hyper.point(start_point(self.objective, config.start,
                                              jax.random.fold_in(self.base_key, START_STREAM), config.start_scale))
         self.strategy: Strategy = make_strategy(config.strategy, start)
-        self.mesh = mesh if mesh is not None else dist.make_mesh()
+        self.mesh = mesh if mesh is not None else make_mesh()
         dist.check_population(config.strategy.population_size, self.mesh)
         strategy, rep = self.strategy, dist.replicated(self.mesh)
         P = self.population_size
@@ -187,6 +190,10 @@ class GenerationStep:
         self._mean = jax.jit(strategy.mean, out_shardings=rep)
         self._tile = jax.jit(lambda mean: jax.tree.map(lambda x: jnp.broadcast_to(x, (P, *x.shape)), mean),
                              out_shardings=rep)
+        one_device = [t.env for t in (*config.tasks, *config.validation.tasks)
+                      if len(devices_for_env(t.env, [0, 1])) < 2]
+        if one_device and self.mesh.devices.size > 1:
+            raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}; meta-train with --devices 1")
         self.task_lengths = build_tasks(config.tasks, self.objective, config.fitness, self.mesh)
         self.tasks: list[Task] = [t for lengths in self.task_lengths for t in lengths]  # every (env, length)
         self.valid_tasks: list[Task] = [t for lengths in build_tasks(

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from metadisco.errors import UserError, unknown_name_error
+from metadisco.core.errors import UserError, unknown_name_error
 from metadisco.meta.config import StrategyConfig
 
 # Constructor arguments metadisco sets itself, or that are not plain settings.

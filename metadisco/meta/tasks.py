@@ -16,13 +16,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from metadisco.config import TrainConfig
-from metadisco.errors import UserError
-from metadisco.fitness import reduce_fitness
-from metadisco.hyper import hyper_of, stack, static_of, with_values
-from metadisco.meta import distributed as dist
+from metadisco.core.errors import UserError
 from metadisco.meta.config import TaskConfig
 from metadisco.objectives import Objective
+from metadisco.parallel import hosts as dist
+from metadisco.parallel.sharding import AXIS
+from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.hyper import hyper_of, stack, static_of, with_values
+from metadisco.trainers.metrics import reduce_fitness
 
 SAMPLE_STREAM = 0x5A3D  # fold_in tag of the task draw inside a generation's key
 SCALE_STREAM = 0x5CA1  # fold_in tag of the settings draw (`draw_settings`)
@@ -60,7 +61,7 @@ def make_population_program(train, fitness_name: str, train_config: TrainConfig,
         return jax.vmap(lambda meta, k, h: jax.vmap(run_fitness, (0, None, None))(k, meta, h))(
             population, keys, hypers)
 
-    spec = jax.sharding.PartitionSpec(dist.AXIS)
+    spec = jax.sharding.PartitionSpec(AXIS)
     sharded = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec, spec), out_specs=spec, check_vma=False)
     return jax.jit(sharded, out_shardings=dist.replicated(mesh))
 
@@ -74,9 +75,9 @@ _PROGRAMS: dict = {}
 def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str, mesh, where: str = "tasks"
                 ) -> list[list[Task]]:
     """For each config task, one `Task` per training length."""
-    from metadisco.algorithms import make_trainer
     from metadisco.envs import make_env
-    from metadisco.train_seeds import resolve_config
+    from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers import make_trainer
 
     out = []
     for i, cfg in enumerate(cfgs):

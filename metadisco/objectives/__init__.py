@@ -2,7 +2,7 @@
 
 Every piece is called `piece(meta, inputs, progress)` (see `metadisco.objectives.registry` for the three slots'
 Protocols); a researcher's own pieces register with the same decorators and load as plugins
-(`metadisco.plugins`)."""
+(`metadisco.core.plugins`)."""
 
 # Importing the piece modules registers them.
 from metadisco.objectives import (  # noqa: F401

@@ -41,9 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 import sympy
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError, shorten
 from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
-from metadisco.validate import shorten
 
 R = sympy.Symbol("r", positive=True)
 A = sympy.Symbol("A", real=True)

@@ -26,13 +26,13 @@ import jax.numpy as jnp
 import numpy as np
 from flax import serialization
 
-from metadisco.errors import UserError
-from metadisco.io import atomic_write_bytes, os_error, read_bytes, restore_msgpack
+from metadisco.core.errors import UserError
+from metadisco.core.io import atomic_write_bytes, os_error, read_bytes, restore_msgpack
 from metadisco.objectives.objective import Objective
 
 FORMAT = "metadisco-objective"
 VERSION = 1
-# The largest objective has MAX_META_PARAMETERS float32s per piece (metadisco.limits), four pieces (with a trace).
+# The largest objective has MAX_META_PARAMETERS float32s per piece (metadisco.core.limits), four pieces (with a trace).
 MAX_FILE_BYTES = 4 * 4 * 2**24 + 2**20
 
 
@@ -160,6 +160,6 @@ def load_objective(path: str | os.PathLike) -> tuple[Objective, dict]:
         raise os_error(e, "read objective file", path) from None
     if size > MAX_FILE_BYTES:
         raise UserError(f"objective file {str(path)!r} is {size:,} bytes; an objective file is at most "
-                        f"{MAX_FILE_BYTES:,} (see metadisco.limits)")
+                        f"{MAX_FILE_BYTES:,} (see metadisco.core.limits)")
     data = read_bytes(path, "objective file")
     return objective_from_bytes(data, f"objective file {str(path)!r}")

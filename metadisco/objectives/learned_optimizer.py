@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, start_mlp, zero_mlp
 from metadisco.objectives.registry import OPTIMIZERS, OptimizerInputs, Piece, Progress
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import jax.numpy as jnp
 
-from metadisco.errors import unknown_name_error
+from metadisco.core.errors import unknown_name_error
 from metadisco.objectives.mlp import ResidualMLP
 from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress, ValueLossInputs
 from metadisco.objectives.value_loss import l2_value_loss

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives.drift import ppo_drift
 from metadisco.objectives.mlp import random_kernel
 from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress

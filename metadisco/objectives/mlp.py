@@ -2,7 +2,7 @@
 
 Zero weights give a network that outputs exactly 0 with exactly-0 gradients: learned pieces are residuals
 around their baseline, so zero meta-parameters reproduce the baseline bit for bit. The layers are applied by
-`metadisco.networks.mlp`, the package's one dense stack.
+`metadisco.trainers.networks.mlp`, the package's one dense stack.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from metadisco.errors import UserError
-from metadisco.networks import mlp
+from metadisco.core.errors import UserError
+from metadisco.rl.nn import mlp
 
 
 def zero_mlp(sizes: tuple[int, ...]) -> dict:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError, shorten
+from metadisco.core.schema import plain_data
 from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, TRACES, VALUE_LOSSES, Piece
-from metadisco.validate import shorten
 
 PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OPTIMIZERS, "trace": TRACES}
 
@@ -34,7 +34,7 @@ class Objective:
 
     @property
     def algorithm(self) -> str:
-        """The trainer this objective is for: "pqn" with a trace slot, else "ppo" (`metadisco.algorithms`)."""
+        """The trainer this objective is for: "pqn" with a trace slot, else "ppo" (`metadisco.trainers`)."""
         return "ppo" if self.trace is None else "pqn"
 
     @property
@@ -55,9 +55,24 @@ class Objective:
 
     def to_spec(self) -> dict[str, dict]:
         """A plain-data description: {slot: {"kind": name, **options}}, with "plugin": module for a piece that a
-        plugin defined (`metadisco.plugins`)."""
+        plugin defined (`metadisco.core.plugins`)."""
         return {slot: {"kind": piece.name, **({"plugin": piece.plugin} if piece.plugin else {}), **piece.options()}
                 for slot, piece in self.pieces().items()}
+
+    def to_plain(self) -> dict[str, dict]:
+        """The short spec a config file shows: only the slots, and in them the options, that differ from the
+        default objective's (`metadisco.core.schema.plain_data`); a trace slot has no default, so it is always
+        written."""
+        default = Objective().to_spec()
+        out = {}
+        for slot, spec in self.to_spec().items():
+            if spec != default.get(slot):
+                kind_default = type(getattr(self, slot))().options() \
+                    if slot not in default or spec["kind"] != default[slot]["kind"] \
+                    else {k: v for k, v in default[slot].items() if k != "kind"}
+                out[slot] = plain_data({k: v for k, v in spec.items()
+                                        if k in ("kind", "plugin") or v != kind_default.get(k)})
+        return out
 
     def plugins(self) -> dict[str, str]:
         """{slot: plugin module} of the pieces that plugins defined."""
@@ -86,8 +101,8 @@ class Objective:
 
 def _make(slot: str, kind: str, plugin: Any, options: dict) -> Piece:
     """The piece of `kind` for `slot`; when the spec names the plugin it came from, that plugin must be the one
-    loaded (it is never imported from here: a spec is data, see `metadisco.plugins`)."""
-    from metadisco.plugins import not_loaded_error
+    loaded (it is never imported from here: a spec is data, see `metadisco.core.plugins`)."""
+    from metadisco.core.plugins import not_loaded_error
 
     registry = PIECE_REGISTRIES[slot]
     if plugin is not None and not isinstance(plugin, str):

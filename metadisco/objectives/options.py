@@ -1,10 +1,10 @@
 """Type and range checks of an objective piece's options, from the piece's own field annotations.
 
 Options come from YAML configs and objective files, so they are checked like every other value that enters,
-by the one coercion engine (`metadisco.validate.coerce`): `eps: "abc"` or `eps: .nan` is refused with the
+by the one coercion engine (`metadisco.core.coerce.coerce`): `eps: "abc"` or `eps: .nan` is refused with the
 option's name before the piece is built; int sizes are bounded by int32; a piece lists in `positive_options`
 the options that must be > 0. After the piece is built, its meta-parameter count is taken from shapes alone
-(nothing is allocated) and bounded (`metadisco.limits.check_meta_parameters`), so `hidden: 2000000000` is
+(nothing is allocated) and bounded (`metadisco.core.limits.check_meta_parameters`), so `hidden: 2000000000` is
 refused, not allocated.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from metadisco.validate import INT32_MAX, check_float, coerce
+from metadisco.core.coerce import INT32_MAX, check_float, coerce
 
 
 def check_options(label: str, cls: type, options: dict[str, Any]) -> dict[str, Any]:

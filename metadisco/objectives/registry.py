@@ -3,7 +3,7 @@
 A piece is a frozen dataclass: its fields are static settings (sizes, constants), hashable so the trainer
 can be compiled once per piece; its meta-parameters are a separate pytree (`zero_meta()`), empty for a
 handcrafted piece. Register a new piece with the decorator and it is usable everywhere by name; a
-researcher's own module does the same and is loaded as a plugin (`metadisco.plugins`).
+researcher's own module does the same and is loaded as a plugin (`metadisco.core.plugins`).
 
 Every slot is called the same way, `piece(meta, inputs, progress)`:
 
@@ -28,8 +28,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import jax
 
-from metadisco.errors import UserError, unknown_name_error
-from metadisco.validate import shorten
+from metadisco.core.errors import UserError, shorten, unknown_name_error
 
 Meta = Any  # a piece's meta-parameters: nested dicts of float32 arrays ({} for a handcrafted piece)
 
@@ -112,7 +111,7 @@ class Registry:
 
     def get(self, name: str) -> type:
         if name not in self._pieces:
-            from metadisco.plugins import load_entry_points
+            from metadisco.core.plugins import load_entry_points
 
             load_entry_points()  # an installed package's pieces, registered on first need
         if name not in self._pieces:
@@ -121,7 +120,7 @@ class Registry:
 
     def make(self, name: str, **options: Any):
         """An instance of piece `name` with `options`; unknown options are a `UserError`."""
-        from metadisco.limits import check_meta_parameters
+        from metadisco.core.limits import check_meta_parameters
         from metadisco.objectives.options import check_options, meta_parameter_count
 
         cls = self.get(name)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metadisco.errors import UserError, unknown_name_error
+from metadisco.core.errors import UserError, unknown_name_error
 from metadisco.objectives.objective import BUILTIN_OBJECTIVES, Objective
 
 RUN_OBJECTIVE = "objective.msgpack"

@@ -1,7 +1,7 @@
 """Traces: the lambda with which Q(lambda) mixes the one-step bootstrap and the longer return, per step.
 
 `trace(meta, TraceInputs(lam, greedy_next), progress) -> lambda_t`, [T, N] like `greedy_next`; the trainer
-feeds it to `metadisco.q_lambda.q_lambda_returns`. PQN (Gallici, Fellows et al., ICLR 2025) uses Peng's
+feeds it to `metadisco.rl.q_lambda.q_lambda_returns`. PQN (Gallici, Fellows et al., ICLR 2025) uses Peng's
 Q(lambda): the same lambda at every step, whatever the behaviour policy did. Watkins's Q(lambda) (Watkins 1989)
 cuts the trace after an exploratory (non-greedy) action, so that the return stays that of the greedy policy.
 """

@@ -15,7 +15,7 @@ import math
 import sys
 from pathlib import Path
 
-from metadisco.objectives import load_objective, save_objective
+from metadisco import load_objective, save_objective
 
 run, out = Path(sys.argv[1]), Path(sys.argv[2])
 objective, _ = load_objective(run / "objective.msgpack")

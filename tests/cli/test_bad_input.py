@@ -29,7 +29,7 @@ from flax import serialization
 from tiny_meta import TINY  # the tiny meta-training config (its compiled programs are cached)
 
 from metadisco.cli import main
-from metadisco.meta import checkpoint as ckpt_lib
+from metadisco.core import checkpoint as ckpt_lib
 from metadisco.objectives import DRIFTS, Objective, save_objective
 from metadisco.objectives.files import FORMAT, _checksum
 

@@ -24,13 +24,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from tiny_meta import TINY
 
-from metadisco.errors import UserError
-from metadisco.meta import checkpoint as ckpt_lib
-from metadisco.meta.config import parse_config
+from metadisco.core import checkpoint as ckpt_lib
+from metadisco.core.errors import UserError
+from metadisco.core.safe_yaml import load_yaml
+from metadisco.meta.load import parse_config
 from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective
 from metadisco.objectives.files import _checksum, objective_bytes, objective_from_bytes
-from metadisco.safe_yaml import load_yaml
-from metadisco.train_seeds import resolve_config
+from metadisco.runs.seeds import resolve_config
 
 PER_CASE_SECONDS = 5.0
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])

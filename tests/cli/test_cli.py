@@ -89,7 +89,7 @@ def test_console_script_exit_status():
 def test_fresh_process_uses_every_core_and_the_compilation_cache(tmp_path):
     """A real start: no XLA_FLAGS, so one device per core; the cache under XDG_CACHE_HOME serves the second run,
     and not a third with --no-compile-cache (the same program otherwise)."""
-    from metadisco.devices import cpu_count
+    from metadisco.parallel.devices import cpu_count
 
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("JAX_")}
     env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), JAX_PLATFORMS="cpu")

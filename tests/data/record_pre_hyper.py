@@ -1,6 +1,6 @@
 """Records the exact metrics of tiny runs, to check that making hyperparameters traced (issue 14) changed no
 number. Run once on the code before that change (`PYTHONPATH=OLD_TREE python tests/data/record_pre_hyper.py`);
-tests/test_hyper.py recomputes the same runs with `runs()` and compares bit for bit.
+tests/trainers/test_hyper.py recomputes the same runs with `runs()` and compares bit for bit.
 
 The runs cover the paths the hyperparameters reach: a sharded seed batch (`train_seeds`, 4 CPU devices, CartPole,
 annealed lr), and one jitted run of a continuous env with observation and reward normalisation (gamma inside the
@@ -24,11 +24,11 @@ def runs(traced: bool = False) -> dict[str, dict[str, list[str]]]:
     import jax
     import numpy as np
 
-    from metadisco.config import TrainConfig
     from metadisco.envs import make_env
     from metadisco.objectives import BUILTIN_OBJECTIVES
-    from metadisco.train import make_train
-    from metadisco.train_seeds import train_seeds
+    from metadisco.runs.seeds import train_seeds
+    from metadisco.trainers import make_train
+    from metadisco.trainers.config import TrainConfig
 
     tiny = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
                        hidden_sizes=(8, 8))
@@ -43,7 +43,7 @@ def runs(traced: bool = False) -> dict[str, dict[str, list[str]]]:
     pendulum = replace(tiny, num_steps=50, total_timesteps=4 * 50 * 4, normalize_obs=True, normalize_reward=True,
                        anneal_lr=False, ent_coef=0.0, lr=3e-4, vf_coef=0.25, max_grad_norm=1.0)
     if traced:
-        from metadisco.hyper import hyper_of, static_of
+        from metadisco.trainers.hyper import hyper_of, static_of
 
         result = jax.jit(make_train(static_of(pendulum), make_env("Pendulum-v1"), dpo))(
             jax.random.PRNGKey(1), dpo.zero_meta(), hyper_of(pendulum))

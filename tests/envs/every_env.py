@@ -10,9 +10,9 @@ import pytest
 
 from metadisco.cli.envs_cmd import describe
 from metadisco.envs.registry import env_ids
-from metadisco.evaluate.runner import random_policy_return
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.train_seeds import resolve_config, train_seeds
+from metadisco.runs.random_policy import random_policy_return
+from metadisco.runs.seeds import resolve_config, train_seeds
 
 # Listed as unavailable, with the reason `metadisco envs` prints: MNISTBandit-bsuite downloads MNIST when built,
 # which needs the network. Any other env that fails to build fails this test instead of being skipped.

@@ -3,9 +3,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from metadisco.core.errors import UserError
 from metadisco.envs import VecEnv, check_env_id, env_ids, make_env
 from metadisco.envs.wrappers import LogEpisodes, NormalizeObservation, init_moments, update_moments
-from metadisco.errors import UserError
 
 
 def test_registry_covers_gymnax_and_brax():
@@ -130,10 +130,10 @@ def test_brax_trains_end_to_end_with_a_shrunk_preset():
     """A few updates of the brax preset (normalisation on) on CPU: finite losses, truncations counted."""
     from dataclasses import replace
 
-    from metadisco.config import get_preset
     from metadisco.envs.registry import make_env as make
     from metadisco.objectives import BUILTIN_OBJECTIVES
-    from metadisco.train import make_train
+    from metadisco.trainers import make_train
+    from metadisco.trainers.config import get_preset
 
     config = replace(get_preset("brax"), num_envs=8, num_steps=10, total_timesteps=8 * 10 * 4, num_minibatches=2,
                      hidden_sizes=(16, 16))

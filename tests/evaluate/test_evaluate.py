@@ -17,8 +17,8 @@ from metadisco.evaluate import evaluate, summary
 from metadisco.evaluate.runner import MethodRun
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.objectives.files import save_objective
-from metadisco.train import Metrics
-from metadisco.train_seeds import seed_keys
+from metadisco.runs.seeds import seed_keys
+from metadisco.trainers.base import Metrics
 
 ENV = "CartPole-v1"
 SEEDS = 3
@@ -190,7 +190,7 @@ def test_run_directory_without_objective_or_envs(tmp_path, capsys):
 def test_label_equals_source_names_a_method(files, tmp_path):
     """Two `distil` outputs are both distilled.msgpack: LABEL=SOURCE tells them apart; a run directory keeps its
     held-out envs under a label; a path that itself contains '=' is still read as a path."""
-    from metadisco.errors import UserError
+    from metadisco.core.errors import UserError
     from metadisco.evaluate.methods import held_out_envs, method_from, resolve_methods, without_label
 
     a, b = tmp_path / "dist_a", tmp_path / "dist_b"
@@ -219,7 +219,7 @@ def test_random_policy_runs_until_episodes_end():
     """The normalisation's zero point: with chunks shorter than a random CartPole episode (about 22 steps) the
     first chunk ends no episode, and the envs run on until 16 have ended instead of giving NaN; a cap that no
     episode fits in still gives NaN."""
-    from metadisco.evaluate.runner import random_policy_return
+    from metadisco.runs.random_policy import random_policy_return
 
     short = random_policy_return(ENV, num_steps=5, max_chunks=40)
     assert math.isfinite(short) and 8.0 < short < 40.0  # CartPole: +1 per step, random episodes ~9-40 steps

@@ -3,13 +3,13 @@
 import jax
 import pytest
 
-from metadisco import cost
 from metadisco.cli import main
 from metadisco.envs import make_env
 from metadisco.evaluate import prepare
 from metadisco.evaluate.plan import plan_evaluation
 from metadisco.evaluate.runner import group_methods, group_program
-from metadisco.train_seeds import seed_keys
+from metadisco.parallel import cost
+from metadisco.runs.seeds import seed_keys
 
 pytestmark = pytest.mark.slow  # compiles every loop body of the trainer apart
 

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from tiny_meta import TINY, read_metrics, tiny
 
-from metadisco import baseline_cache
 from metadisco.cli import main
+from metadisco.runs import baseline_cache
 
 TIMINGS = ("seconds", "es_seconds")
 

@@ -15,17 +15,17 @@ import jax
 import numpy as np
 import pytest
 
-from metadisco.errors import UserError
-from metadisco.fitness import ppo_gap, ppo_normalised
-from metadisco.meta import distributed as dist
+from metadisco.core.errors import UserError
 from metadisco.meta import paired
 from metadisco.meta.baselines import Baselines, measure_random
-from metadisco.meta.config import parse_config
+from metadisco.meta.fitness import ppo_gap, ppo_normalised
 from metadisco.meta.horizon import horizon_note, outside_training_horizons
+from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.probe import _combine, _pair_stats, probe
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
+from metadisco.parallel import hosts as dist
 
 TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
          "lr": 0.01}

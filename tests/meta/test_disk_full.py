@@ -10,7 +10,7 @@ import yaml
 from tiny_meta import read_metrics, tiny
 
 from metadisco.cli import main
-from metadisco.meta import checkpoint as ckpt_lib
+from metadisco.core import checkpoint as ckpt_lib
 
 
 def fail_fsync_of(name: str, monkeypatch) -> None:

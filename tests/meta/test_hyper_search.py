@@ -22,15 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_meta import TINY, read_metrics, tiny
 
-from metadisco.config import DEFAULT, Hyper
-from metadisco.errors import UserError
-from metadisco.hyper import hyper_of, stack
-from metadisco.meta import distributed as dist
-from metadisco.meta.config import parse_config
+from metadisco.core.errors import UserError
 from metadisco.meta.hyper_search import HyperSearch, Searched, parse_hyper
+from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
+from metadisco.parallel import hosts as dist
+from metadisco.trainers.config import DEFAULT, Hyper
+from metadisco.trainers.hyper import hyper_of, stack
 
 LR_LOG = {"lr": {"scale": "log"}}
 CATCH = {"env": "Catch-bsuite", "timesteps": 512, "seeds": 2, "train": TINY["tasks"][0]["train"]}

@@ -17,15 +17,16 @@ import numpy as np
 import pytest
 from tiny_meta import TINY, fitness_columns, read_metrics, tiny
 
-from metadisco.errors import UserError
-from metadisco.meta import checkpoint as ckpt_lib
-from metadisco.meta import distributed as dist
+from metadisco.core import checkpoint as ckpt_lib
+from metadisco.core.errors import UserError
 from metadisco.meta.baselines import Baselines
-from metadisco.meta.config import parse_config
+from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep, fitness_stats
 from metadisco.meta.strategy import make_strategy
 from metadisco.objectives.files import load_objective
+from metadisco.parallel import hosts as dist
+from metadisco.parallel.sharding import make_mesh
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
@@ -151,7 +152,7 @@ def test_every_strategy_survives_diverged_members(name, extra):
     config = parse_config(tiny(strategy={**TINY["strategy"], "name": name, **extra}))
     strategy = make_strategy(config.strategy, {"w": np.zeros(5, np.float32)})
     state = strategy.init(jax.random.PRNGKey(0))
-    from metadisco.fitness import to_minimise
+    from metadisco.meta.fitness import to_minimise
 
     for g in range(3):
         population, state = strategy.ask(jax.random.PRNGKey(2 * g + 1), state)
@@ -195,7 +196,7 @@ def test_run_directory_contents(reference_run):
 
 
 def test_sharded_equals_one_device(reference_run, tmp_path):
-    meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=dist.make_mesh(jax.devices()[:1]), progress=False)
+    meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=make_mesh(jax.devices()[:1]), progress=False)
     assert fitness_columns(read_metrics(tmp_path)) == fitness_columns(read_metrics(reference_run))
     assert (tmp_path / "objective.msgpack").read_bytes() == (reference_run / "objective.msgpack").read_bytes()
 
@@ -268,11 +269,12 @@ def _command_of(path) -> str:
 
 @pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_experiment_configs_are_valid(path):
-    from metadisco.io import read_yaml
-    from metadisco.meta.config import from_plain, load_config
+    from metadisco.core.io import read_yaml
+    from metadisco.core.schema import from_plain
+    from metadisco.meta.load import load_config
     from metadisco.objectives import Objective
-    from metadisco.pbt.config import PBTConfig
-    from metadisco.sweep import SweepConfig
+    from metadisco.search.pbt.config import PBTConfig
+    from metadisco.search.sweep import SweepConfig
 
     command = _command_of(path)
     if command in ("sweep", "pbt"):  # every value checked, the space against the trainer config
@@ -299,12 +301,12 @@ def test_device_count_is_recorded(reference_run):
 def test_resume_on_another_device_count_warns_and_continues(reference_run, tmp_path):
     import shutil
 
-    from metadisco.errors import MetadiscoWarning
+    from metadisco.core.errors import MetadiscoWarning
 
     run = tmp_path / "run"
     shutil.copytree(reference_run, run)
     (run / "checkpoints" / "gen_000003.msgpack").unlink()  # one generation left to do
-    one_device = dist.make_mesh(jax.devices()[:1])
+    one_device = make_mesh(jax.devices()[:1])
     with pytest.warns(MetadiscoWarning, match="run on 4 device.* resumes on 1: .* not guaranteed to be bit-identical"):
         meta_train(tiny(generations=3, eval_every=2), run, resume=True, mesh=one_device, progress=False)
     assert [x["generation"] for x in read_metrics(run)] == [0, 1, 2]
@@ -352,6 +354,6 @@ def test_the_training_path_imports_no_matplotlib():
     import subprocess
     import sys
 
-    code = ("import sys, metadisco.train, metadisco.train_seeds, metadisco.meta.loop, metadisco.cli; "
+    code = ("import sys, metadisco.trainers.ppo, metadisco.runs.seeds, metadisco.meta.loop, metadisco.cli; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -6,14 +6,14 @@ import pytest
 import yaml
 from tiny_meta import TINY, read_metrics, tiny
 
-from metadisco import cost
 from metadisco.cli import main
-from metadisco.meta import distributed as dist
 from metadisco.meta import paired
-from metadisco.meta.config import parse_config
+from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.plan import plan, render
 from metadisco.meta.step import GenerationStep
+from metadisco.parallel import cost
+from metadisco.parallel import hosts as dist
 
 pytestmark = pytest.mark.slow  # compiles every loop body of the trainer apart (about a minute on 2 busy cores)
 

@@ -17,14 +17,14 @@ import jax
 import numpy as np
 import pytest
 
-from metadisco.errors import UserError
-from metadisco.fitness import centered_ranks, mean_task_ranks, to_minimise
-from metadisco.meta import distributed as dist
+from metadisco.core.errors import UserError
 from metadisco.meta import paired
 from metadisco.meta.baselines import measure_baselines
-from metadisco.meta.config import parse_config
+from metadisco.meta.fitness import centered_ranks, mean_task_ranks, to_minimise
+from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep
+from metadisco.parallel import hosts as dist
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 sys.path.insert(0, str(DATA))

@@ -62,7 +62,7 @@ def test_dpo_matches_its_closed_form():
 
 
 def test_unknown_drift_lists_known_names():
-    from metadisco.errors import UserError
+    from metadisco.core.errors import UserError
 
     with pytest.raises(UserError, match="unknown drift 'ppp'"):
         DRIFTS.make("ppp")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from flax import serialization
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives import DRIFTS, DriftInputs, Objective, Progress, load_objective, save_objective
 from metadisco.objectives.files import FORMAT, _checksum, objective_bytes
 from metadisco.objectives.resolve import resolve_objective

@@ -7,7 +7,7 @@ import numpy as np
 import optax
 import pytest
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives import OPTIMIZERS, VALUE_LOSSES, OptimizerInputs, Progress, ValueLossInputs
 from metadisco.objectives.value_loss import l2_value_loss
 

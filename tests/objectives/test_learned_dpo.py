@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from test_lpo import assert_drift_conditions, random_inputs
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives import BUILTIN_OBJECTIVES, DRIFTS, VALUE_LOSSES, DriftInputs, Objective, Progress
 from metadisco.objectives.drift import dpo_drift
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from metadisco.errors import UserError
+from metadisco.core.errors import UserError
 from metadisco.objectives import DRIFTS, DriftInputs, Progress
 from metadisco.objectives.drift import ppo_drift
 

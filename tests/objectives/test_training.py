@@ -12,12 +12,12 @@ import jax
 import numpy as np
 import pytest
 
-from metadisco.config import TrainConfig
 from metadisco.envs import make_env
-from metadisco.fitness import diverged
 from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, load_objective, save_objective
 from metadisco.objectives.expression import PPO_EXPRESSION, expression_drift
-from metadisco.train import make_train
+from metadisco.trainers import make_train
+from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.metrics import diverged
 
 # High learning rate: the ratios leave PPO's clip range within a few minibatch steps, so the identities are
 # checked where the drift is active, not only where every drift is 0.

@@ -8,7 +8,7 @@ import sys
 
 import jax.numpy as jnp
 
-from metadisco.objectives import Progress, load_objective
+from metadisco import Progress, load_objective
 
 for path in sys.argv[1:]:
     objective, meta = load_objective(path)

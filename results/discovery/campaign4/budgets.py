@@ -1,12 +1,16 @@
 """PPO's final return (lr 2.5e-3, each env's preset otherwise) at candidate budgets, beside the random policy's
 return: which budgets learn, beat random, and do not saturate. PPO only; no objective is tried here."""
-import sys, time
-import metadisco.devices
-metadisco.devices.use_all_cores()
+import sys
+import time
+
+import metadisco
+
+metadisco.use_all_cores()
 import numpy as np
-from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.train_seeds import resolve_config, train_seeds
-from metadisco.evaluate.runner import random_policy_return
+
+from metadisco import BUILTIN_OBJECTIVES
+from metadisco import random_policy_return
+from metadisco import resolve_config, train_seeds
 
 ppo = BUILTIN_OBJECTIVES["ppo"]
 for spec in sys.argv[1:]:

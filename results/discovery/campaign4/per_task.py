@@ -1,6 +1,9 @@
 """Per-task PPO-normalised population mean per generation of a paired run (from metrics.jsonl and baselines.json):
 which tasks move the population's mean fitness."""
-import json, sys, collections
+import collections
+import json
+import sys
+
 run = sys.argv[1]
 b = json.load(open(f"{run}/baselines.json"))
 rows = collections.defaultdict(list)

@@ -1,12 +1,15 @@
 """Does PPO's clip bind? PPO eps 0.2 vs unclipped (eps 1e3) and DPO at several lrs, 16 seeds."""
-import sys, json
+import sys
+
 import numpy as np
-from metadisco import devices
-devices.use_all_cores()
-from metadisco.train_seeds import train_seeds, resolve_config
-from metadisco.objectives import Objective
+
+import metadisco
+
+metadisco.use_all_cores()
+from metadisco import Objective
 from metadisco.objectives.registry import DRIFTS
-from metadisco.fitness import mean_return
+from metadisco import resolve_config, train_seeds
+from metadisco import mean_return
 
 envs = sys.argv[1].split(",")
 T = int(sys.argv[2])

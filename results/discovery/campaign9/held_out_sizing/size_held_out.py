@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from metadisco.evaluate.runner import random_policy_return
-from metadisco.objectives.resolve import resolve_objective
-from metadisco.train_seeds import resolve_config, train_seeds
+from metadisco import resolve_objective
+from metadisco import random_policy_return
+from metadisco import resolve_config, train_seeds
 
 objective, meta = resolve_objective("ppo")
 for spec in sys.argv[1:]:

@@ -1,0 +1,94 @@
+"""Meta-training benchmarks (`metadisco bench --meta`): ES overhead per generation, population throughput.
+
+- overhead: a short LPO-on-CartPole run with every generation logged and checkpointed; the share of a
+  generation that is not training the members (ask, tell, keys, fitness, metrics line, objective file,
+  checkpoint, progress), over the generations after the first. Target: <= 1%.
+- throughput: env steps per second of the compiled population program (members x seeds x trainer) for
+  populations 1, 4, 16, 64 on CartPole, compile time apart (best of two runs).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+
+import jax
+import numpy as np
+
+from metadisco.meta.load import parse_config
+from metadisco.meta.loop import meta_train
+from metadisco.meta.step import GenerationStep
+from metadisco.parallel import hosts as dist
+from metadisco.parallel.sharding import make_mesh
+
+POPULATIONS = (1, 4, 16, 64)
+
+
+def bench_config(population: int, timesteps: int, generations: int, strategy: str = "Open_ES") -> dict:
+    return {
+        "objective": {"drift": {"kind": "lpo", "hidden": 32}},
+        "tasks": [{"env": "CartPole-v1", "timesteps": timesteps, "seeds": 1}],
+        "strategy": {"name": strategy, "population_size": population, "sigma_init": 0.03,
+                     **({"lr": 0.03} if strategy == "Open_ES" else {})},
+        "generations": generations, "eval_every": 10_000, "held_out_envs": [],
+    }
+
+
+def _mesh_for(population: int):
+    """The largest device set that divides the population (all devices when it divides)."""
+    devices = jax.devices()
+    n = max(k for k in range(1, len(devices) + 1) if population % k == 0)
+    return make_mesh(devices[:n])
+
+
+def es_overhead(population: int = 16, timesteps: int = 16_384, generations: int = 6) -> dict:
+    config = parse_config(bench_config(population, timesteps, generations))
+    with tempfile.TemporaryDirectory() as out:
+        result = meta_train(config, out, mesh=_mesh_for(population), progress=False)
+    t = result.timing
+    skip = 1
+    gens = len(t.generation) - skip
+    work = np.asarray(t.generation[skip:]) - np.asarray(t.mean_eval[skip:])
+    return {"population": population, "timesteps_per_member": timesteps, "generations_timed": gens,
+            "seconds_per_generation": float(np.mean(work)),
+            "es_seconds_per_generation": float(np.mean(t.es[skip:])),
+            "io_seconds_per_generation": float(np.mean(t.io[skip:])),
+            "overhead_fraction": t.overhead_fraction(skip)}
+
+
+def population_call(config, mesh):
+    """((population program, (population, keys)), env steps, mesh) of generation 0's first task: the program
+    a meta-training generation runs, uncompiled."""
+    step = GenerationStep(config, mesh)
+    es_state = step.init(step.base_key)
+    population_tree, _ = step.ask(step.base_key, es_state)
+    task = step.tasks[0]
+    keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
+    steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
+    hypers = dist.to_global(task.hypers(config.strategy.population_size), step.mesh)
+    return (task.population_program, (population_tree, keys, hypers)), steps, step.mesh
+
+
+def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
+    out = {}
+    for population in populations:
+        strategy = "Open_ES" if population % 2 == 0 else "SimpleGA"
+        config = parse_config(bench_config(population, timesteps, 1, strategy))
+        (program, args), steps, mesh = population_call(config, _mesh_for(population))
+        start = time.perf_counter()
+        compiled = program.lower(*args).compile()
+        compile_s = time.perf_counter() - start
+        best = float("inf")
+        for _ in range(2):
+            start = time.perf_counter()
+            jax.block_until_ready(compiled(*args))
+            best = min(best, time.perf_counter() - start)
+        out[f"population_{population}"] = {"env_steps_per_second": steps / best, "seconds": best,
+                                           "compile_seconds": compile_s, "devices": mesh.devices.size}
+    return out
+
+
+def bench_meta(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
+    return {"env": "CartPole-v1", "objective": "lpo (hidden 32)", "timesteps_per_member": timesteps,
+            "throughput": population_throughput(populations, timesteps),
+            "es_overhead": es_overhead(16, timesteps)}

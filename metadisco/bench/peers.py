@@ -1,0 +1,199 @@
+"""`metadisco bench --peers`: metadisco against rejax's PPO at the same settings, in one process, alternating.
+
+Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tanh 64x64, PureJaxRL's):
+
+- seeds_1: env steps/s of one seed. metadisco: the program `metadisco train --seeds 1` runs (one seed cannot
+  be split, so one device); rejax: `jit(algo.train)`.
+- seeds_16: 16 seeds. metadisco: sharded over every device, vmapped on each (`metadisco.runs.seeds`); rejax: vmapped,
+  its own way (it has no device sharding).
+- population: one meta-training generation in the quickstart's shape (`QUICKSTART`: 16 members x 2 seeds x
+  16,384 CartPole steps; the LPO drift, hidden 32, and lr 2.5e-3 of the quickstart this figure was first
+  measured with, kept so that figures compare across versions). metadisco: the meta-training population
+  program, members sharded over the devices; rejax: vmap over 16 PPO variants (clip_eps, a pytree field) x
+  vmap over 2 seeds, the way rejax sweeps hyperparameters. metadisco's members carry a learned drift, rejax's
+  a handcrafted one, so metadisco does slightly more work per step.
+- compile: seconds to trace and compile the one-seed program (no persistent cache: `bench` turns it off), wall
+  and process CPU time (XLA compiles on several threads, so wall time depends on what else runs).
+
+Secondary: env-only steps/s (the env with random actions, the same wrappers and env count, one seed).
+
+PQN: pqn_seeds_1 / pqn_seeds_16, metadisco's PQN (`algorithm: pqn`, the `pqn_classic` preset: 32 envs x 64 steps,
+4 epochs x 16 minibatches, 2 x 256 LayerNorm ReLU) against rejax's PQN at the same settings (`peers.rejax_pqn`
+lists what rejax does its own way), as the PPO seeds figures are measured.
+
+Every figure alternates metadisco and rejax `repeats` times, each compiled once beforehand, and keeps every
+sample; `ratio` is metadisco's median over rejax's (> 1: metadisco is faster; for compile, < 1 is faster).
+On a shared machine, load moves absolute figures by tens of percent; alternating in one process makes the
+ratio the robust figure. `load` is the 1-minute load average before and after. `cores_busy` (process CPU
+seconds over wall seconds, median) shows how many cores each program kept busy.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import jax
+import numpy as np
+
+from metadisco.bench import rejax as peers
+from metadisco.bench.train import env_only_fn
+from metadisco.objectives import BUILTIN_OBJECTIVES
+from metadisco.parallel import compile_cache
+from metadisco.runs.seeds import resolve_config, seed_keys, seeds_program
+
+ENV = "CartPole-v1"
+# experiments/discover_quick.yaml's shape (tests/test_bench_peers.py checks they agree).
+QUICKSTART = {
+    "objective": {"drift": {"kind": "lpo", "hidden": 32}},
+    "tasks": [{"env": ENV, "timesteps": 16_384, "seeds": 2, "train": {"lr": 0.0025}}],
+    "strategy": {"name": "Open_ES", "population_size": 16, "sigma_init": 0.03, "lr": 0.03},
+    "generations": 1, "eval_every": 10_000, "held_out_envs": [],
+}
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _compile(fn, *args):
+    """(compiled, {"seconds", "trace_seconds", "cpu_seconds"}) of trace + compile, without the persistent
+    cache's help (checked). cpu_seconds is this process's CPU time over the same span."""
+    hits = compile_cache.hits()
+    start, cpu = time.perf_counter(), time.process_time()
+    lowered = fn.lower(*args)
+    traced = time.perf_counter()
+    compiled = lowered.compile()
+    seconds = {"seconds": time.perf_counter() - start, "trace_seconds": traced - start,
+               "cpu_seconds": time.process_time() - cpu}
+    if compile_cache.hits() != hits:
+        raise RuntimeError("a benchmark program came from the persistent compilation cache; run with "
+                           "--no-compile-cache")
+    return compiled, seconds
+
+
+def _run_seconds(compiled, *args) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(compiled(*args))
+    return time.perf_counter() - start
+
+
+def _alternate(ours, theirs, steps: int, repeats: int) -> dict:
+    """Alternate two (compiled, args) pairs `repeats` times: env steps/s samples, medians and their ratio."""
+    samples = {"metadisco": [], "rejax": []}
+    busy = {"metadisco": [], "rejax": []}
+    load = [_load()]
+    for _ in range(repeats):
+        for name, (compiled, args) in (("metadisco", ours), ("rejax", theirs)):
+            cpu = time.process_time()
+            seconds = _run_seconds(compiled, *args)
+            samples[name].append(steps / seconds)
+            busy[name].append((time.process_time() - cpu) / seconds)
+    load.append(_load())
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    return {"env_steps": steps,
+            "metadisco_steps_per_second": med["metadisco"], "rejax_steps_per_second": med["rejax"],
+            "ratio": med["metadisco"] / med["rejax"], "samples": samples,
+            "cores_busy": {k: statistics.median(v) for k, v in busy.items()}, "load": load}
+
+
+def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = "ppo") -> dict:
+    """`num_seeds` seeds of `algorithm` (ppo: the classic preset; pqn: pqn_classic) in metadisco and rejax."""
+    config = resolve_config(ENV, timesteps=timesteps, algorithm=algorithm)
+    objective = BUILTIN_OBJECTIVES[algorithm]
+    fn, args, devices = seeds_program(ENV, objective, objective.zero_meta(), config, num_seeds)
+    ours, _ = _compile(fn, *args)
+    keys = seed_keys(num_seeds)
+    rejax_train = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}[algorithm](ENV, config)
+    rejax_fn = jax.jit(jax.vmap(rejax_train)) if num_seeds > 1 else jax.jit(rejax_train)
+    rejax_args = (keys,) if num_seeds > 1 else (keys[0],)
+    theirs, _ = _compile(rejax_fn, *rejax_args)
+    steps = num_seeds * config.num_updates * config.batch_size
+    return {"seeds": num_seeds, "timesteps_per_seed": config.num_updates * config.batch_size,
+            "metadisco_devices": len(devices),
+            **_alternate((ours, args), (theirs, rejax_args), steps, repeats)}
+
+
+def population_figure(repeats: int, devices=None) -> dict:
+    from metadisco.bench.meta import population_call
+    from metadisco.meta.load import parse_config
+    from metadisco.parallel.sharding import make_mesh
+
+    config = parse_config(QUICKSTART)
+    devices = jax.devices() if devices is None else devices
+    (fn, args), steps, mesh = population_call(config, make_mesh(devices))
+    ours, _ = _compile(fn, *args)
+    task = config.tasks[0]
+    train_config = resolve_config(task.env, task.preset, task.train, task.timesteps)
+    population = config.strategy.population_size
+    clip_eps = np.linspace(0.15, 0.25, population, dtype=np.float32)  # 16 PPO variants
+    keys = np.broadcast_to(np.asarray(seed_keys(task.seeds)), (population, task.seeds, 2))
+    theirs, _ = _compile(jax.jit(peers.rejax_population(task.env, train_config)), clip_eps, keys)
+    return {"population": population, "seeds": task.seeds, "timesteps_per_run": task.timesteps,
+            "objective": "lpo (hidden 32)", "rejax_variants": "clip_eps 0.15 ... 0.25",
+            "metadisco_devices": int(mesh.devices.size),
+            **_alternate((ours, args), (theirs, (clip_eps, keys)), steps, repeats)}
+
+
+def compile_figure(timesteps: int, repeats: int) -> dict:
+    """Trace + compile seconds of the one-seed programs, alternating; fresh functions every time."""
+    config = resolve_config(ENV, timesteps=timesteps)
+    ppo = BUILTIN_OBJECTIVES["ppo"]
+    key = seed_keys(1)[0]
+    samples = {"metadisco": [], "rejax": []}
+    load = [_load()]
+    for _ in range(repeats):
+        fn, args, _ = seeds_program(ENV, ppo, ppo.zero_meta(), config, 1)
+        samples["metadisco"].append(_compile(fn, *args)[1])
+        samples["rejax"].append(_compile(jax.jit(peers.rejax_train(ENV, config)), key)[1])
+    load.append(_load())
+    med = {name: {k: statistics.median(run[k] for run in runs) for k in runs[0]} for name, runs in samples.items()}
+    return {"metadisco_seconds": med["metadisco"]["seconds"], "rejax_seconds": med["rejax"]["seconds"],
+            "ratio": med["metadisco"]["seconds"] / med["rejax"]["seconds"],
+            "cpu_ratio": med["metadisco"]["cpu_seconds"] / med["rejax"]["cpu_seconds"],
+            "medians": med, "samples": samples, "load": load}
+
+
+def env_only_figure(timesteps: int, repeats: int) -> dict:
+    config = resolve_config(ENV, timesteps=timesteps)
+    key = seed_keys(1)[0]
+    compiled, _ = _compile(jax.jit(env_only_fn(ENV, config)), key)
+    steps = config.num_updates * config.batch_size
+    samples = [steps / _run_seconds(compiled, key) for _ in range(repeats)]
+    return {"env_steps_per_second": statistics.median(samples), "samples": samples}
+
+
+PEER_FIGURES = ("ppo", "pqn")  # figure groups: PPO (seeds, population, compile, env only), PQN (seeds)
+
+
+def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None,
+                figures: tuple[str, ...] = PEER_FIGURES) -> dict:
+    """The figures of the groups in `figures` (default all); `say` reports progress."""
+    out = {"env": ENV, "preset": "classic", "repeats": repeats, "load_before": _load()}
+    head = {}
+    if "ppo" in figures:
+        say(f"peers: 1 seed x {timesteps} steps, alternating metadisco / rejax {repeats} times")
+        out["seeds_1"] = seeds_figure(1, timesteps, repeats)
+        say(f"peers: 16 seeds x {timesteps} steps")
+        out["seeds_16"] = seeds_figure(16, timesteps, repeats)
+        say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
+        out["population"] = population_figure(repeats)
+        say("peers: compile seconds, 1 seed")
+        out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
+        say("peers: env only")
+        out["env_only_seeds_1"] = env_only_figure(timesteps, repeats)
+        head.update({
+            "seeds_1_ratio": out["seeds_1"]["ratio"], "seeds_16_ratio": out["seeds_16"]["ratio"],
+            "population_ratio": out["population"]["ratio"], "compile_ratio": out["compile"]["ratio"],
+            "targets": {"seeds_1_ratio": ">= 1.0", "seeds_16_ratio": ">= 1.5", "population_ratio": ">= 1.5",
+                        "compile_ratio": "<= 1.2"}})
+    if "pqn" in figures:
+        say(f"peers: PQN, 1 and 16 seeds x {timesteps} steps (pqn_classic: 32 envs x 64 steps, 2 x 256 LayerNorm)")
+        out["pqn_seeds_1"] = seeds_figure(1, timesteps, repeats, "pqn")
+        out["pqn_seeds_16"] = seeds_figure(16, timesteps, repeats, "pqn")
+        head.update({"pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"],
+                     "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"]})
+    out["load_after"] = _load()
+    out["headline"] = head
+    return out

@@ -1,0 +1,121 @@
+"""rejax's PPO and PQN (pip package `rejax`, the optional `[bench]` extra) at metadisco's settings, for
+`bench --peers`.
+
+Same env (gymnax), env count, rollout length, epochs, minibatches, network (tanh 64x64 actor and critic),
+learning rate, gradient clip, discount, GAE lambda, clip and loss coefficients as a `TrainConfig`. What differs
+is rejax's own design: no learning-rate annealing, separate actor and critic optimisers, and no per-update
+metrics. Its periodic evaluation (128 greedy episodes every `eval_freq` steps) is switched off: it is not
+training, and metadisco's figures do not include one either. The result is the final actor and critic
+parameters, so XLA cannot drop the training as dead code.
+
+rejax 0.1.3 expects gymnax's old 5-value `step` (obs, state, reward, done, info); gymnax 1.x returns
+terminated and truncated apart, hence `FiveValueStep`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+from metadisco.core.errors import UserError
+from metadisco.trainers.config import TrainConfig
+
+
+class FiveValueStep:
+    """A gymnax 1.x env whose `step` returns (obs, state, reward, terminated | truncated, info)."""
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name == "_env":  # copy / deepcopy probe dunders before _env exists
+            raise AttributeError(name)
+        return getattr(self._env, name)
+
+    def step(self, key, state, action, params=None):
+        obs, state, reward, terminated, truncated, info = self._env.step(key, state, action, params)
+        return obs, state, reward, jnp.logical_or(terminated, truncated), info
+
+
+def available() -> bool:
+    try:
+        import rejax  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _rejax_algo(name: str, env_id: str, config: TrainConfig, **settings):
+    """rejax's algorithm `name` on gymnax's `env_id` with the settings every on-policy rejax algorithm shares taken
+    from `config`, plus its own `settings`."""
+    try:
+        import rejax
+    except ImportError:
+        raise UserError("bench --peers needs rejax: pip install -e '.[bench]'") from None
+    import gymnax
+
+    env, params = gymnax.make(env_id)
+    steps = config.num_updates * config.batch_size
+    return getattr(rejax, name).create(
+        env=FiveValueStep(env), env_params=params, total_timesteps=steps, eval_freq=steps,
+        skip_initial_evaluation=True, num_envs=config.num_envs, num_steps=config.num_steps,
+        num_epochs=config.update_epochs, num_minibatches=config.num_minibatches, learning_rate=config.lr,
+        max_grad_norm=config.max_grad_norm, gamma=config.gamma, **settings)
+
+
+def rejax_ppo(env_id: str, config: TrainConfig):
+    """A rejax PPO object with `config`'s settings (evaluation off)."""
+    algo = _rejax_algo(
+        "PPO", env_id, config, gae_lambda=config.gae_lambda, clip_eps=0.2, vf_coef=config.vf_coef,
+        ent_coef=config.ent_coef,
+        agent_kwargs={"activation": config.activation, "hidden_layer_sizes": tuple(config.hidden_sizes)})
+    return algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+
+
+def rejax_train(env_id: str, config: TrainConfig) -> Callable:
+    """key -> final (actor, critic) parameters of one rejax PPO run."""
+    algo = rejax_ppo(env_id, config)
+
+    def train(key):
+        state, _ = algo.train(key)
+        return state.actor_ts.params, state.critic_ts.params
+
+    return train
+
+
+def rejax_population(env_id: str, config: TrainConfig) -> Callable:
+    """(clip_eps [P], keys [P, S]) -> parameters: a population of PPO variants x seeds, as rejax sweeps
+    hyperparameters (vmap over the algorithm's pytree fields). The peer of a meta-training generation."""
+    algo = rejax_ppo(env_id, config)
+
+    def member(clip_eps, keys):
+        variant = algo.replace(clip_eps=clip_eps)
+        return jax.vmap(lambda k: (lambda s: (s.actor_ts.params, s.critic_ts.params))(variant.train(k)[0]))(keys)
+
+    return jax.vmap(member)
+
+
+def rejax_pqn(env_id: str, config: TrainConfig):
+    """A rejax PQN object with a PQN `config`'s settings (evaluation off): env count, rollout length, epochs,
+    minibatches, learning rate, discount, lambda, the epsilon schedule and the hidden sizes (a LayerNorm ReLU MLP
+    in both). rejax's own design differs: Adam (PQN's code uses RAdam), no learning-rate decay, elementwise
+    gradient clipping (optax.clip) where PQN clips the global norm, no reward scaling, and no truncation
+    bootstrap (gymnax's done merges both)."""
+    algo = _rejax_algo("PQN", env_id, config, td_lambda=config.gae_lambda, eps_start=config.eps_start,
+                       eps_end=config.eps_finish, exploration_fraction=config.eps_decay)
+    # rejax's create_agent fixes hidden_layer_sizes=(64, 64); the module is rebuilt at PQN's sizes.
+    agent = algo.agent.clone(hidden_layer_sizes=tuple(config.hidden_sizes))
+    return algo.replace(agent=agent, eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+
+
+def rejax_pqn_train(env_id: str, config: TrainConfig) -> Callable:
+    """key -> final Q-network parameters of one rejax PQN run."""
+    algo = rejax_pqn(env_id, config)
+
+    def train(key):
+        state, _ = algo.train(key)
+        return state.q_ts.params
+
+    return train

@@ -1,0 +1,48 @@
+"""The one exception type for user mistakes, and the one warning type for users.
+
+The command line turns a ``UserError`` into a one-line message and exit status 2 (anything else is a bug and
+keeps its traceback), and a ``MetadiscoWarning`` into a one-line warning.
+"""
+
+import difflib
+from typing import Any
+
+ECHO_CHARS = 60  # characters of a bad value shown in an error message
+
+
+def shorten(value: Any, limit: int = ECHO_CHARS) -> str:
+    """`repr(value)`, cut to `limit` characters with the full length said, on one line."""
+    try:
+        text = repr(value)
+    except ValueError:  # Python refuses to print ints of more than 4300 digits
+        text = f"<an integer of {int(value.bit_length() * 0.30103) + 1:,} digits>"
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+class UserError(ValueError):
+    """Bad input from the user: an unknown name, a value out of range, a missing or damaged file."""
+
+
+class DiskFullError(UserError):
+    """A write the file system refused for want of space (ENOSPC, or a quota: EDQUOT). The atomic writers leave
+    the file as it was, so a run stopped by it keeps its last checkpoint (`metadisco.core.io.os_error`)."""
+
+
+def unknown_name_error(kind: str, name: str, known: list[str] | tuple[str, ...]) -> UserError:
+    """An error for an unknown `name` of `kind` that lists the closest known names (or all, if few)."""
+    # A name far longer than any known one cannot be a typo of one (and matching it would take long).
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5) if len(name) <= 200 else []
+    if close:
+        hint = f"did you mean {', '.join(repr(c) for c in close)}?"
+    elif len(known) <= 12:
+        hint = f"known: {', '.join(sorted(known))}"
+    else:
+        hint = "run `metadisco envs` to list them" if kind == "env" else f"known: {', '.join(sorted(known))}"
+    return UserError(f"unknown {kind} {shorten(name)}; {hint}")
+
+
+class MetadiscoWarning(UserWarning):
+    """Something the user should know that does not stop the work (the command line prints it as one line)."""

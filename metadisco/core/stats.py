@@ -1,0 +1,132 @@
+"""Statistics for comparing RL algorithms over few seeds (Agarwal et al., "Deep RL at the edge of the
+statistical precipice", NeurIPS 2021): interquartile mean, stratified-bootstrap confidence intervals and the
+probability of improvement.
+
+rliable 1.2 would be the natural library, but it needs `arch` < 8, and arch 7 does not import with pandas 3
+(checked: `deprecate_kwarg() missing 1 required positional argument`). So the resampling is scipy's
+`scipy.stats.bootstrap` (percentile intervals, as rliable's default) and the pairwise comparison is scipy's
+Mann-Whitney U. Passing one sample per task to `scipy.stats.bootstrap` resamples each task's runs on their own,
+which is exactly the stratified bootstrap.
+
+Every function takes plain arrays of scores. Scores that are not finite (diverged runs) must be handled by the
+caller: `finite` drops them (for IQM / mean, reported apart), `rank_failures_last` makes them lose every
+comparison (for the probability of improvement).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+REPS = 2000  # bootstrap resamples (rliable's default)
+
+
+def iqm(scores, axis=None) -> np.ndarray:
+    """Interquartile mean: the mean of the middle 50% of `scores` (25% trimmed from each end)."""
+    return stats.trim_mean(np.asarray(scores, dtype=np.float64), 0.25, axis=axis)
+
+
+def finite(scores) -> np.ndarray:
+    """The finite entries of a 1-D array of scores (diverged runs are NaN)."""
+    scores = np.asarray(scores, dtype=np.float64).ravel()
+    return scores[np.isfinite(scores)]
+
+
+def rank_failures_last(scores) -> np.ndarray:
+    """Non-finite scores (diverged runs) as -inf, so they compare below every finished run."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.where(np.isfinite(scores), scores, -np.inf)
+
+
+def _percentile_ci(samples: Sequence[np.ndarray], statistic, reps: int, seed: int, confidence: float):
+    result = stats.bootstrap(tuple(samples), statistic, vectorized=True, method="percentile", n_resamples=reps,
+                             confidence_level=confidence, batch=500, rng=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def stratified_iqm_ci(strata: Sequence[np.ndarray], reps: int = REPS, seed: int = 0, confidence: float = 0.95
+                      ) -> tuple[float, float] | None:
+    """Stratified-bootstrap CI of the IQM of all scores pooled over `strata` (one 1-D array per task).
+
+    Each task's runs are resampled within that task. None where no task has two or more scores (a bootstrap
+    of one run says nothing).
+    """
+    strata = [np.asarray(s, dtype=np.float64).ravel() for s in strata]
+    strata = [s for s in strata if s.size]
+    if not strata or max(s.size for s in strata) < 2:
+        return None
+    # scipy needs two or more observations per sample; a task with one run is kept fixed (nothing to resample).
+    fixed = [s for s in strata if s.size == 1]
+    varied = [s for s in strata if s.size >= 2]
+    fixed_values = np.concatenate(fixed) if fixed else np.empty(0)
+
+    def statistic(*resampled, axis=-1):
+        pooled = np.concatenate(resampled, axis=-1)
+        if fixed_values.size:
+            pooled = np.concatenate([pooled, np.broadcast_to(fixed_values, pooled.shape[:-1] + fixed_values.shape)],
+                                    axis=-1)
+        return iqm(pooled, axis=-1)
+
+    return _percentile_ci(varied, statistic, reps, seed, confidence)
+
+
+def probability_of_improvement(x, y) -> float:
+    """P(X > Y) for one task: the chance that a random run of X scores above a random run of Y (ties count
+    half), i.e. the Mann-Whitney U statistic of x over (len(x) * len(y))."""
+    x, y = rank_failures_last(x), rank_failures_last(y)
+    u = stats.mannwhitneyu(x, y, method="asymptotic").statistic
+    return float(u / (x.size * y.size))
+
+
+def aggregate_probability_of_improvement(pairs: Sequence[tuple[np.ndarray, np.ndarray]], reps: int = REPS,
+                                         seed: int = 0, confidence: float = 0.95
+                                         ) -> tuple[float, tuple[float, float] | None]:
+    """Mean over tasks of P(X_task > Y_task), with a stratified-bootstrap CI (runs of X and of Y resampled
+    within each task). `pairs` is one (x, y) pair of 1-D score arrays per task; non-finite scores lose."""
+    pairs = [(rank_failures_last(x).ravel(), rank_failures_last(y).ravel()) for x, y in pairs]
+    point = float(np.mean([probability_of_improvement(x, y) for x, y in pairs]))
+    if any(x.size < 2 or y.size < 2 for x, y in pairs):
+        return point, None
+    samples = [s for pair in pairs for s in pair]
+
+    def statistic(*resampled, axis=-1):
+        per_task = [stats.mannwhitneyu(x, y, axis=-1, method="asymptotic").statistic / (x.shape[-1] * y.shape[-1])
+                    for x, y in zip(resampled[0::2], resampled[1::2], strict=True)]
+        return np.mean(per_task, axis=0)
+
+    return point, _percentile_ci(samples, statistic, reps, seed, confidence)
+
+
+def mean_curve_ci(curves: np.ndarray, reps: int = REPS, seed: int = 0, confidence: float = 0.95
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over runs of learning curves [runs, points] with a per-point bootstrap CI of that mean.
+
+    A point is given only where every run has a value (NaN: that run has finished no episode yet), so the mean
+    never silently changes which runs it averages. Returns (mean, low, high), each [points], NaN elsewhere.
+    """
+    curves = np.asarray(curves, dtype=np.float64)
+    ok = np.all(np.isfinite(curves), axis=0)
+    mean, low, high = (np.full(curves.shape[1], np.nan) for _ in range(3))
+    mean[ok] = curves[:, ok].mean(axis=0)
+    if curves.shape[0] >= 2 and ok.any():
+        result = stats.bootstrap((curves[:, ok],), np.mean, axis=0, vectorized=True, method="percentile",
+                                 n_resamples=reps, confidence_level=confidence, batch=200,
+                                 rng=np.random.default_rng(seed))
+        low[ok] = result.confidence_interval.low
+        high[ok] = result.confidence_interval.high
+    return mean, low, high
+
+
+def stat_block(scores: np.ndarray, seed: int) -> dict:
+    """mean, IQM and IQM CI of the finite entries of `scores` [seeds]."""
+    ok = finite(scores)
+    ci = stratified_iqm_ci([ok], seed=seed) if ok.size else None
+    return {
+        "mean": float(ok.mean()) if ok.size else None,
+        "std": float(ok.std(ddof=1)) if ok.size > 1 else None,
+        "median": float(np.median(ok)) if ok.size else None,
+        "iqm": float(iqm(ok)) if ok.size else None,
+        "ci95": list(ci) if ci is not None else None,
+    }

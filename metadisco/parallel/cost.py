@@ -1,0 +1,219 @@
+"""What a program costs: FLOPs and bytes from XLA's cost model with loops counted, memory from XLA's memory
+analysis, and a roofline estimate of its time on a named accelerator.
+
+XLA's cost analysis (`compiled.cost_analysis()`) counts a loop's body once, whatever its trip count, and a
+trainer is loops inside loops (updates, then rollout steps and epochs of minibatch steps). So `program_cost`
+walks the program's jaxpr, costs each `scan` body as its own compiled program and multiplies it by the trip
+count:
+
+    T(f) = C(f) + sum over the scans of f:  length * T(body) - copies * C(body)
+
+where C is XLA's count (each body `copies` times: once, or `unroll` times when the scan is unrolled) and T the
+count with trips. Calls (`pjit`, custom derivatives, `cond` branches, checkpoints) are looked through; a
+`while` loop, whose trip count is unknown until it runs, counts once. The figures are XLA's own model of the
+compiled program, not a measurement; `estimate` turns them into seconds on an accelerator with a roofline,
+max(FLOPs / peak, bytes / bandwidth): a lower bound on the time that the program would take if it ran at the
+accelerator's peak, which a small RL trainer rarely does (its kernels are small and launch-bound). It is an
+estimate, and the command line says so.
+
+`metadisco meta-train --dry-run` uses it (`metadisco.meta.plan`); `metadisco bench` can reuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from metadisco.core.errors import UserError
+
+# JAX is imported inside the functions: the command line reads ACCELERATORS before it chooses the device count,
+# which must happen before JAX starts.
+
+
+@dataclass(frozen=True)
+class Cost:
+    """FLOPs, bytes accessed and transcendental operations (exp, tanh, ...) of a program, XLA's counts."""
+
+    flops: float = 0.0
+    bytes: float = 0.0
+    transcendentals: float = 0.0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.flops + other.flops, self.bytes + other.bytes, self.transcendentals + other.transcendentals)
+
+    def __mul__(self, k: float) -> Cost:
+        return Cost(self.flops * k, self.bytes * k, self.transcendentals * k)
+
+    __rmul__ = __mul__
+
+    def __sub__(self, other: Cost) -> Cost:
+        return self + other * -1.0
+
+
+def xla_cost(compiled) -> Cost:
+    """XLA's cost analysis of a compiled program (each loop body counted once)."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, list | tuple):  # older JAX: one dict per program
+        analysis = analysis[0] if analysis else {}
+    analysis = analysis or {}
+    return Cost(float(analysis.get("flops", 0.0)), float(analysis.get("bytes accessed", 0.0)),
+                float(analysis.get("transcendentals", 0.0)))
+
+
+def _compile(closed) -> object:
+    """A closed jaxpr as its own compiled program (inputs of its abstract shapes)."""
+    import jax
+    from jax.extend.core import jaxpr_as_fun
+
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.in_avals]
+    return jax.jit(jaxpr_as_fun(closed)).lower(*args).compile()
+
+
+def _closed(value) -> Iterator:
+    """The closed jaxprs among a primitive's parameters (a call's body, a cond's branches)."""
+    from jax.extend.core import ClosedJaxpr, Jaxpr
+
+    items = value if isinstance(value, list | tuple) else (value,)
+    for item in items:
+        if isinstance(item, ClosedJaxpr):
+            yield item
+        elif isinstance(item, Jaxpr):
+            yield ClosedJaxpr(item, ())
+
+
+def _scans(jaxpr) -> Iterator[tuple[int, int, object]]:
+    """(trip count, bodies XLA sees, body) of each scan in `jaxpr`, looking through calls but not into scans."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "scan":
+            length, unroll = int(eqn.params["length"]), eqn.params.get("unroll", 1)
+            copies = length if unroll is True else max(1, min(int(unroll or 1), length))
+            if length > 0:
+                yield length, copies, eqn.params["jaxpr"]
+            continue
+        for value in eqn.params.values():
+            for sub in _closed(value):
+                yield from _scans(sub.jaxpr)
+
+
+# Loop bodies already costed in this process, by their text: a task's training lengths share every body but the
+# outermost loop's length, and the dry run costs each length.
+_BODIES: dict[str, tuple[Cost, Cost]] = {}
+
+
+def _costs(closed, compiled=None) -> tuple[Cost, Cost]:
+    """(XLA's count, the count with trips) of a closed jaxpr; each distinct body is compiled once."""
+    once = xla_cost(compiled if compiled is not None else _compile(closed))
+    total = once
+    for length, copies, body in _scans(closed.jaxpr):
+        key = f"{body.in_avals}{body.jaxpr}"
+        if key not in _BODIES:
+            _BODIES[key] = _costs(body)
+        body_once, body_total = _BODIES[key]
+        total = total + body_total * length - body_once * copies
+    return once, total
+
+
+def jaxpr_cost(closed, compiled=None) -> Cost:
+    """The cost of a closed jaxpr with every scan's body counted as many times as the scan runs it
+    (`compiled`: the jaxpr's compiled program, if the caller has it)."""
+    return _costs(closed, compiled)[1]
+
+
+def program_cost(fn, *args) -> Cost:
+    """FLOPs and bytes of `fn(*args)` (arrays or `jax.ShapeDtypeStruct`s), loops counted (module docstring)."""
+    import jax
+
+    return jaxpr_cost(jax.make_jaxpr(fn)(*args))
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Bytes a compiled program holds on one device while it runs (XLA's memory analysis)."""
+
+    arguments: int
+    outputs: int
+    temporaries: int
+    aliased: int
+    code: int
+
+    @property
+    def total(self) -> int:
+        return self.arguments + self.outputs + self.temporaries - self.aliased + self.code
+
+
+def memory(compiled) -> Memory:
+    stats = compiled.memory_analysis()
+    if stats is None:
+        raise UserError("this backend gives no memory analysis of a compiled program")
+    return Memory(int(stats.argument_size_in_bytes), int(stats.output_size_in_bytes),
+                  int(stats.temp_size_in_bytes), int(stats.alias_size_in_bytes),
+                  int(getattr(stats, "generated_code_size_in_bytes", 0) or 0))
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    name: str
+    flops: float  # peak float32 FLOP/s (dense, no sparsity, no TF32)
+    bandwidth: float  # memory bandwidth, bytes/s
+    memory: float  # bytes
+
+    def describe(self) -> str:
+        return (f"{self.name} ({self.flops / 1e12:g} TFLOP/s float32, {self.bandwidth / 1e12:g} TB/s, "
+                f"{self.memory / 1e9:g} GB)")
+
+
+# Vendors' datasheet figures: peak dense float32 (not TF32 tensor cores), memory bandwidth, memory.
+ACCELERATORS = {a.name: a for a in (
+    Accelerator("A100-40GB", 19.5e12, 1.555e12, 40e9),
+    Accelerator("A100-80GB", 19.5e12, 2.039e12, 80e9),
+    Accelerator("H100-SXM", 66.9e12, 3.35e12, 80e9),
+    Accelerator("H100-PCIe", 51.2e12, 2.0e12, 80e9),
+    Accelerator("RTX-4090", 82.6e12, 1.008e12, 24e9),
+    Accelerator("L4", 30.3e12, 0.3e12, 24e9),
+    Accelerator("T4", 8.1e12, 0.32e12, 16e9),
+    Accelerator("V100-16GB", 15.7e12, 0.9e12, 16e9),
+)}
+
+
+def accelerator(name: str | None, flops: float | None = None, bandwidth: float | None = None,
+                memory_bytes: float | None = None) -> Accelerator:
+    """A named accelerator of `ACCELERATORS` (case and '-' / ' ' / '_' ignored), its figures overridden by any
+    given; with no name, all three figures must be given."""
+    if name is None:
+        if None in (flops, bandwidth, memory_bytes):
+            raise UserError(f"give --accelerator NAME ({', '.join(ACCELERATORS)}) or all of --accelerator-flops, "
+                            "--accelerator-bandwidth and --accelerator-memory")
+        return Accelerator("custom", flops, bandwidth, memory_bytes)
+
+    def plain(text: str) -> str:
+        return "".join(c for c in text.lower() if c.isalnum())
+
+    found = [a for key, a in ACCELERATORS.items() if plain(key) == plain(name)]
+    if not found:
+        raise UserError(f"unknown accelerator {name!r}; known: {', '.join(ACCELERATORS)} (or give "
+                        "--accelerator-flops, --accelerator-bandwidth and --accelerator-memory)")
+    base = found[0]
+    given = (flops, bandwidth, memory_bytes) != (None, None, None)
+    return Accelerator(f"{base.name} (figures overridden)" if given else base.name, flops or base.flops,
+                       bandwidth or base.bandwidth, memory_bytes or base.memory)
+
+
+def roofline_seconds(cost: Cost, acc: Accelerator) -> float:
+    """The roofline time of `cost` on `acc`: max(FLOPs / peak, bytes / bandwidth) (an estimate, a lower bound)."""
+    return max(cost.flops / acc.flops, cost.bytes / acc.bandwidth)
+
+
+def format_si(value: float, unit: str) -> str:
+    """1.23 G<unit> style: three significant digits and a decimal prefix."""
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def format_seconds(value: float) -> str:
+    if value >= 3600:
+        return f"{value / 3600:.2f} h"
+    if value >= 60:
+        return f"{value / 60:.1f} min"
+    return f"{value:.3g} s"

@@ -1,0 +1,110 @@
+"""What every inner trainer shares (PPO's and PQN's): the per-update `Metrics`, the `TrainResult`, the
+steppable `Trainer` and its `TrainState`, and the pieces both build alike (traced settings, vectorised envs,
+the objective's optimiser, the state before the first update)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from metadisco.envs import make_vec_env
+from metadisco.objectives import Objective, Progress
+from metadisco.objectives.registry import OptimizerInputs
+from metadisco.trainers.config import Hyper, TrainConfig
+
+
+class Metrics(NamedTuple):
+    """Per-update training metrics, each [num_updates] (plus any vmapped leading axes).
+
+    episode_return: mean undiscounted return of the episodes that finished during the update (NaN if none).
+    episode_count:  how many episodes finished during the update.
+    achievements:   [num_updates, num_achievements] fraction of those episodes that unlocked each achievement,
+                    for envs that report them (Craftax); None otherwise (`metadisco.trainers.episodes`).
+    """
+
+    episode_return: jax.Array
+    episode_count: jax.Array
+    truncation_count: jax.Array  # how many episodes were cut by a time limit (bootstrapped, not terminal)
+    actor_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    approx_kl: jax.Array
+    drift_active: jax.Array  # fraction of samples where the drift is > 0
+    achievements: jax.Array | None = None
+
+
+class TrainResult(NamedTuple):
+    metrics: Metrics
+    params: Any  # final agent parameters (dropped by XLA when a caller does not return them)
+
+
+class TrainState(NamedTuple):
+    """One agent between updates: all `step` needs, so an agent can be paused, copied and resumed."""
+
+    params: Any
+    opt_state: Any
+    env_state: Any
+    obs: jax.Array
+    key: jax.Array
+    update: jax.Array  # int32: updates done
+    meta: Any  # the objective's meta-parameters
+    hyper: Hyper  # the traced settings (float32 leaves)
+
+
+class Trainer(NamedTuple):
+    """The steppable trainer of one agent; jit / vmap each function as needed.
+
+    init(key, meta, hyper=None) -> TrainState                 hyper None: the config's own values
+    step(state, k) -> (TrainState, Metrics of [k] updates)    k is static (a scan length)
+    train(key, meta, hyper=None) -> TrainResult               = step(init(key, meta, hyper), num_updates)
+    """
+
+    init: Callable[..., TrainState]
+    step: Callable[[TrainState, int], tuple[TrainState, Metrics]]
+    train: Callable[..., TrainResult]
+    num_updates: int
+
+
+def resolve_hyper(hyper, defaults: Hyper | None) -> Hyper:
+    """`hyper` as a `Hyper` of float32 arrays, or the config's own values (`defaults`) when it is None."""
+    if hyper is None:
+        if defaults is None:
+            raise ValueError("this trainer was built from a static config: pass hyper")
+        return defaults
+    return Hyper(*(jnp.asarray(h, jnp.float32) for h in hyper))
+
+
+def trainer_envs(env, config: TrainConfig, hyper: Hyper):
+    """The vectorised, wrapped envs of a trainer (PPO's and PQN's). Rebuilt per trace (cheap Python objects):
+    the reward normaliser discounts with the traced gamma."""
+    return make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
+                        normalize_reward=config.normalize_reward, gamma=hyper.gamma)
+
+
+def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hyper):
+    """The objective's optimiser for a trainer (PPO's and PQN's): the traced lr, linearly annealed per update
+    when `config.anneal_lr`, and the traced gradient clip."""
+    steps_per_update = config.update_epochs * config.num_minibatches
+    num_updates = config.num_updates
+
+    def learning_rate(count):
+        if not config.anneal_lr:
+            return hyper.lr
+        return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
+
+    inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
+    return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
+
+
+def initial_state(key: jax.Array, meta_params, hyper: Hyper, network, env, config: TrainConfig,
+                  objective: Objective) -> TrainState:
+    """A trainer's state before its first update (PPO's and PQN's): envs reset, `network` initialised, the
+    objective's optimiser state, update counter 0."""
+    key, init_key, reset_key = jax.random.split(key, 3)
+    obs, env_state = trainer_envs(env, config, hyper).reset(reset_key)
+    params = network.init(init_key, obs[:1])
+    opt_state = trainer_optimizer(objective, config, meta_params, hyper).init(params)
+    return TrainState(params, opt_state, env_state, obs, key, jnp.int32(0), meta_params, hyper)

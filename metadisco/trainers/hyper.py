@@ -1,0 +1,81 @@
+"""Hyperparameters as data: the settings of a trainer's config that fix no shape, as a pytree of float32 leaves.
+
+rejax (Liesen et al. 2024, "Speeding up reinforcement learning with JAX") splits an algorithm's settings into
+static ones, which fix array shapes or the program's structure and are hashable under `jax.jit`, and traced
+ones: plain numbers that can be vmapped, evolved, and changed without compiling again. A trainer config class
+names its traced fields with `HYPER`, a NamedTuple class (`metadisco.trainers.config.Hyper` for PPO); the functions here
+work for any such config:
+
+    hyper = hyper_of(config)        # config.HYPER of float32 scalars: the config's own values
+    static = static_of(config)      # the config with those fields None: the key of a compiled program
+    train = make_train(static, env, objective)
+    train(key, meta, hyper)         # one program for every learning rate, gamma, ...
+
+A sweep stacks hypers along a leading run axis (`stack`); PBT copies and perturbs them row by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from metadisco.core.errors import UserError, unknown_name_error
+
+
+def traced_fields(config) -> tuple[str, ...]:
+    """The names of the config's traced settings, in the order of its `HYPER` class."""
+    return type(config).HYPER._fields
+
+
+def is_static(config) -> bool:
+    """Whether every traced field of `config` is None (it was made by `static_of`)."""
+    return all(getattr(config, name) is None for name in traced_fields(config))
+
+
+def hyper_of(config) -> Any:
+    """The config's traced settings as `config.HYPER` of float32 numpy scalars."""
+    if is_static(config):
+        raise ValueError("a static config holds no hyperparameters; pass them to the trainer")
+    return type(config).HYPER(**{name: np.float32(getattr(config, name)) for name in traced_fields(config)})
+
+
+def static_of(config):
+    """`config` with its traced fields None: equal for configs that differ only in traced settings, so a
+    compiled program keyed by it serves all of them (and code that reads a traced field from it fails)."""
+    return replace(config, **dict.fromkeys(traced_fields(config)))
+
+
+def check_traced(config, names, where: str = "hyperparameters") -> None:
+    """Each of `names` is a traced setting of `config`; else a one-line `UserError` saying `where`, and whether
+    the name is a static setting or unknown."""
+    traced = traced_fields(config)
+    for name in names:
+        if name not in traced:
+            if hasattr(config, name):
+                raise UserError(f"{where}: {name} fixes the shape or structure of the trained program, so it "
+                                f"cannot vary between runs of one program; traced settings are {', '.join(traced)}")
+            raise unknown_name_error(f"{where}: hyperparameter", name, list(traced))
+
+
+def with_values(config, values: Mapping[str, float], where: str = "hyperparameters"):
+    """`config` with traced settings replaced by `values` ({name: number}), validated as the config is: an
+    unknown or static name, or a value out of range, is a one-line `UserError` that says `where` it came from."""
+    check_traced(config, values, where)
+    try:
+        return replace(config, **{k: float(v) for k, v in values.items()}).validate()
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
+
+
+def stack(hypers: Sequence[Any]) -> Any:
+    """Hypers of one class -> one hyper whose leaves are [len(hypers)] float32 arrays (a run axis)."""
+    cls = type(hypers[0])
+    return cls(*(np.asarray([getattr(h, name) for h in hypers], np.float32) for name in cls._fields))
+
+
+def row(hyper: Any, i: int) -> dict[str, float]:
+    """Row `i` of a stacked hyper as {name: float} (for JSON and messages)."""
+    return {name: float(np.asarray(value)[i]) for name, value in hyper._asdict().items()}

@@ -1,0 +1,158 @@
+"""The inner trainer: PPO / mirror learning, compiled end to end (PureJaxRL's `make_train` closure).
+
+    train = make_train(config, env, objective)
+    result = jax.jit(train)(key, meta_params, hyper)                     # one agent
+    results = jax.jit(jax.vmap(train, (0, None, None)))(keys, meta, hyper)  # seeds
+    results = jax.jit(jax.vmap(train, (0, None, 0)))(keys, meta, hypers)    # a sweep: a hyper per run
+
+`hyper` is the config's traced settings (`metadisco.trainers.config.Hyper`: learning rate, gamma, ...; leave it out for
+the config's own values, baked into the program as constants); the config's other fields fix the program. The
+trainer is also steppable (`make_trainer`): `init(key, meta, hyper) -> TrainState`, `step(state, k) -> (state,
+metrics of k updates)`, and `train` is exactly `step(init(...), num_updates)`, so a caller can pause, inspect,
+copy and resume agents (PBT). `make_trainer` / `make_train` dispatch on `config.algorithm`
+(`metadisco.trainers`, PQN in `metadisco.trainers.pqn`); PPO's own builder here is `make_ppo_trainer`.
+
+The actor loss is mirror learning's -(r A - drift(r, A)); the drift, value loss and optimiser come from the
+objective and see the meta-parameters, so the same compiled function serves every member of a population.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from metadisco.objectives import Objective, Progress
+from metadisco.objectives.registry import DriftInputs, ValueLossInputs
+from metadisco.rl.gae import gae
+from metadisco.rl.sgd import minibatch_epochs
+from metadisco.trainers.base import (
+    Metrics,
+    Trainer,
+    TrainResult,
+    TrainState,
+    initial_state,
+    resolve_hyper,
+    trainer_envs,
+    trainer_optimizer,
+)
+from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.hyper import hyper_of, is_static, static_of
+from metadisco.trainers.networks import make_network
+
+
+class Rollout(NamedTuple):
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_obs: jax.Array
+
+
+class Batch(NamedTuple):
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    advantage: jax.Array
+    target: jax.Array
+
+
+def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
+    """Build PPO / mirror learning's steppable trainer of `config` (a full config, or a static one:
+    `metadisco.trainers.hyper.static_of`, whose functions then need `hyper`). Only the static fields shape the program.
+    Callers go through `metadisco.trainers.make_trainer`, which checks the objective fits the algorithm."""
+    config.validate()
+    defaults = None if is_static(config) else hyper_of(config)
+    config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
+    network = make_network(env.spec, config.hidden_sizes, config.activation)
+    num_updates = config.num_updates
+
+    def vec_env(hyper: Hyper):
+        return trainer_envs(env, config, hyper)
+
+    def make_optimizer(meta, hyper: Hyper):
+        return trainer_optimizer(objective, config, meta, hyper)
+
+    def loss_fn(params, batch: Batch, meta, hyper: Hyper, progress: Progress):
+        policy, value = network.apply(params, batch.obs)
+        log_prob = policy.log_prob(batch.action)
+        log_ratio = log_prob - batch.log_prob
+        ratio = jnp.exp(log_ratio)
+        adv = batch.advantage
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        drift = objective.drift(meta["drift"], DriftInputs(ratio, adv), progress)
+        actor_loss = -jnp.mean(ratio * adv - drift)
+        value_loss = jnp.mean(objective.value_loss(meta["value_loss"], ValueLossInputs(value, batch.value,
+                                                                                        batch.target), progress))
+        entropy = jnp.mean(policy.entropy())
+        total = actor_loss + hyper.vf_coef * value_loss - hyper.ent_coef * entropy
+        approx_kl = jnp.mean((ratio - 1.0) - log_ratio)
+        aux = (actor_loss, value_loss, entropy, approx_kl, jnp.mean(drift > 0))
+        return total, aux
+
+    def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
+        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
+
+    def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
+        """`num_steps` updates (rollout, GAE, epochs of minibatch steps) from `state`."""
+        meta_params, hyper = state.meta, state.hyper
+        envs = vec_env(hyper)
+        optimizer = make_optimizer(meta_params, hyper)
+
+        def collect(state: TrainState):
+            """`num_steps` steps of every env with the current policy (params are loop constants)."""
+            key, noise_key, step_key = jax.random.split(state.key, 3)
+            # All randomness of the rollout is drawn up front, in two vectorised calls.
+            if env.spec.discrete:
+                noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
+            else:
+                noise = jax.random.normal(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
+            step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
+
+            def env_step(carry, xs):
+                env_state, obs = carry
+                step_noise, keys = xs
+                policy, value = network.apply(state.params, obs)
+                action = policy.sample_from_noise(step_noise)
+                env_state, out = envs.step(keys, env_state, action)
+                transition = Rollout(obs, action, policy.log_prob(action), value, out.reward,
+                                     out.terminated, out.truncated, out.final_obs)
+                return (env_state, out.obs), (transition, step_sums(out))
+
+            (env_state, obs), (transitions, episodes) = jax.lax.scan(
+                env_step, (state.env_state, state.obs), (noise, step_keys), unroll=config.rollout_unroll)
+            return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
+
+        def update(state: TrainState, _):
+            state, rollout, episodes = collect(state)
+            next_values = network.apply(state.params, rollout.final_obs, method=network.value)
+            advantages, targets = gae(rollout.reward, rollout.value, next_values, rollout.terminated,
+                                      rollout.truncated, hyper.gamma, hyper.gae_lambda)
+            batch = Batch(rollout.obs, rollout.action, rollout.log_prob, rollout.value, advantages, targets)
+            batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
+            progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
+
+            def grad_fn(params, minibatch):
+                return jax.grad(loss_fn, has_aux=True)(params, minibatch, meta_params, hyper, progress)
+
+            key, epoch_key = jax.random.split(state.key)
+            params, opt_state, aux = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
+                                                      optimizer, config.update_epochs, config.num_minibatches)
+            actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux)
+            metrics = Metrics(actor_loss=actor_loss, value_loss=value_loss, entropy=entropy, approx_kl=approx_kl,
+                              drift_active=drift_active, **update_metrics(episodes))
+            return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
+
+        return jax.lax.scan(update, state, None, num_steps)
+
+    def train(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainResult:
+        state, metrics = step(init(key, meta_params, hyper), num_updates)
+        return TrainResult(metrics, state.params)
+
+    return Trainer(init, step, train, num_updates)

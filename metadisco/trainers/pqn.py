@@ -1,0 +1,174 @@
+"""The PQN inner trainer: Q-learning with a LayerNorm Q-network, no target network and no replay buffer
+(Gallici, Fellows et al., "Simplifying Deep Temporal Difference Learning", ICLR 2025; mttga/purejaxql).
+
+    trainer = make_pqn_trainer(config, env, objective)     # config.algorithm == "pqn"; callers use
+                                                           # metadisco.trainers.make_trainer
+    result = jax.jit(trainer.train)(key, meta_params, hyper)  # the same Trainer, Metrics, TrainResult as PPO
+
+Each update: `num_envs` envs act epsilon-greedily for `num_steps` steps (epsilon decays linearly from
+`eps_start` to `eps_finish` over the first `eps_decay` of the updates); Q(lambda) targets are computed backwards
+over the rollout (`metadisco.rl.q_lambda`, bootstrapped at truncation); then `update_epochs` epochs of shuffled
+minibatches (`metadisco.rl.sgd`) minimise the TD loss, with gradient clipping and a linearly decayed learning rate.
+
+The objective's pieces: the value-loss slot is the TD loss, called with ValueLossInputs(Q(s, a) now, Q(s, a) at
+rollout time, G) (L2 is PQN's 0.5 (Q - G)^2, and a learned value loss is a residual around it); the optimiser
+slot builds the optimiser (PQN's is RAdam); the trace slot gives lambda per step (PQN's is Peng's constant
+lambda). PQN has no policy, so the drift is unused (`metadisco.trainers` refuses a learnable one).
+
+Metrics: `value_loss` is the TD loss, `entropy` the entropy of the epsilon-greedy behaviour policy (a function
+of epsilon and the number of actions), and `actor_loss`, `approx_kl`, `drift_active` are 0 (there is no actor).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from metadisco.objectives import Objective, Progress
+from metadisco.objectives.registry import TraceInputs, ValueLossInputs
+from metadisco.rl.q_lambda import q_lambda_returns
+from metadisco.rl.sgd import minibatch_epochs
+from metadisco.trainers.base import (
+    Metrics,
+    Trainer,
+    TrainResult,
+    TrainState,
+    initial_state,
+    resolve_hyper,
+    trainer_envs,
+    trainer_optimizer,
+)
+from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.hyper import hyper_of, is_static, static_of
+from metadisco.trainers.networks import make_q_network
+
+
+class Transition(NamedTuple):
+    obs: jax.Array
+    action: jax.Array
+    q_taken: jax.Array  # Q(s_t, a_t) at rollout time
+    greedy: jax.Array  # a_t was the greedy action
+    reward: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    final_obs: jax.Array
+
+
+class Batch(NamedTuple):
+    obs: jax.Array
+    action: jax.Array
+    old_q: jax.Array
+    target: jax.Array
+
+
+def epsilon_greedy_entropy(epsilon: jax.Array, num_actions: int) -> jax.Array:
+    """Entropy of epsilon-greedy over `num_actions` actions: the greedy one has 1 - eps + eps / A, others eps / A."""
+    other = epsilon / num_actions
+    greedy = 1.0 - epsilon + other
+    return -(greedy * jnp.log(greedy) + (num_actions - 1) * jnp.where(other > 0, other * jnp.log(other), 0.0))
+
+
+def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
+    """Build PQN's steppable trainer (`metadisco.trainers.base.Trainer`) for one agent; jit / vmap it as needed.
+    `config` is a full config or a static one (`metadisco.trainers.hyper.static_of`, whose functions then need
+    `hyper`); PQN reads lr, gamma, gae_lambda (Q(lambda)'s lambda) and max_grad_norm from the hyper."""
+    config.validate()
+    defaults = None if is_static(config) else hyper_of(config)
+    config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
+    network = make_q_network(env.spec, config.hidden_sizes, config.activation)
+    num_actions = env.spec.action_size
+    num_updates = config.num_updates
+    # epsilon at update n: eps_start -> eps_finish linearly over eps_decay * num_updates updates, then constant.
+    epsilon = optax.linear_schedule(config.eps_start, config.eps_finish, config.eps_decay * num_updates)
+
+    def vec_env(hyper: Hyper):
+        return trainer_envs(env, config, hyper)
+
+    def make_optimizer(meta, hyper: Hyper):
+        return trainer_optimizer(objective, config, meta, hyper)
+
+    def loss_fn(params, batch: Batch, meta, progress: Progress):
+        q = network.apply(params, batch.obs)
+        q_taken = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
+        inputs = ValueLossInputs(q_taken, batch.old_q, batch.target)
+        return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
+
+    def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
+        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
+
+    def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
+        """`num_steps` updates (rollout, Q(lambda), epochs of minibatch steps) from `state`."""
+        meta_params, hyper = state.meta, state.hyper
+        envs = vec_env(hyper)
+        optimizer = make_optimizer(meta_params, hyper)
+
+        def collect(state: TrainState, eps: jax.Array):
+            """`num_steps` epsilon-greedy steps of every env with the current Q-network (params are constants)."""
+            key, explore_key, action_key, step_key = jax.random.split(state.key, 4)
+            shape = (config.num_steps, config.num_envs)
+            # All randomness of the rollout is drawn up front, in vectorised calls.
+            explore = jax.random.uniform(explore_key, shape) < eps
+            random_actions = jax.random.randint(action_key, shape, 0, num_actions)
+            step_keys = jax.random.split(step_key, shape)
+
+            def env_step(carry, xs):
+                env_state, obs = carry
+                explore, random_action, keys = xs
+                q = network.apply(state.params, obs)
+                greedy = jnp.argmax(q, axis=-1).astype(jnp.int32)
+                action = jnp.where(explore, random_action, greedy)
+                env_state, out = envs.step(keys, env_state, action)
+                q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
+                transition = Transition(obs, action, q_taken, action == greedy, out.reward, out.terminated,
+                                        out.truncated, out.final_obs)
+                return (env_state, out.obs), (transition, step_sums(out))
+
+            (env_state, obs), (transitions, episodes) = jax.lax.scan(
+                env_step, (state.env_state, state.obs), (explore, random_actions, step_keys),
+                unroll=config.rollout_unroll)
+            return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
+
+        def update(state: TrainState, _):
+            update_index = state.update
+            progress = Progress(update_index.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
+            eps = epsilon(update_index)
+            state, rollout, episodes = collect(state, eps)
+            next_max_q = jnp.max(network.apply(state.params, rollout.final_obs), axis=-1)
+            # Whether the action after step t was greedy (the rollout's last step has no successor here: 1).
+            greedy = rollout.greedy.astype(jnp.float32)
+            greedy_next = jnp.concatenate([greedy[1:], jnp.ones_like(greedy[:1])])
+            lam = objective.trace(meta_params["trace"], TraceInputs(hyper.gae_lambda, greedy_next), progress)
+            targets = q_lambda_returns(rollout.reward * config.reward_scale, next_max_q, rollout.terminated,
+                                       rollout.truncated, hyper.gamma, lam)
+            batch = Batch(rollout.obs, rollout.action, rollout.q_taken, targets)
+            batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
+
+            def grad_fn(params, minibatch):
+                loss, grads = jax.value_and_grad(loss_fn)(params, minibatch, meta_params, progress)
+                return grads, loss
+
+            key, epoch_key = jax.random.split(state.key)
+            params, opt_state, losses = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
+                                                         optimizer, config.update_epochs, config.num_minibatches)
+            zero = jnp.float32(0.0)
+            metrics = Metrics(
+                **update_metrics(episodes),
+                actor_loss=zero,
+                value_loss=jnp.mean(losses),
+                entropy=epsilon_greedy_entropy(eps, num_actions),
+                approx_kl=zero,
+                drift_active=zero,
+            )
+            return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
+
+        return jax.lax.scan(update, state, None, num_steps)
+
+    def train(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainResult:
+        state, metrics = step(init(key, meta_params, hyper), num_updates)
+        return TrainResult(metrics, state.params)
+
+    return Trainer(init, step, train, num_updates)

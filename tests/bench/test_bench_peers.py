@@ -1,0 +1,86 @@
+"""`metadisco bench --peers`: rejax's PPO at metadisco's settings, the alternating measurement, the quickstart
+shape. (The benchmark itself is measured by running it, not by a timed test.)"""
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import yaml
+
+from metadisco.bench import peers as bench_peers
+from metadisco.trainers.config import TrainConfig
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def test_population_figure_has_the_quickstart_shape():
+    # The quickstart's population, seeds and shortest CartPole length; the drift and learning rate stay those of
+    # the quickstart the benchmark was first measured with (LPO hidden 32, lr 2.5e-3), so figures compare.
+    quickstart = yaml.safe_load((EXPERIMENTS / "discover_quick.yaml").read_text())
+    ours = bench_peers.QUICKSTART
+    task = quickstart["tasks"][0]
+    assert ours["tasks"][0]["env"] == task["env"] and ours["tasks"][0]["seeds"] == task["seeds"]
+    assert ours["tasks"][0]["timesteps"] == min(task["timesteps"])
+    assert ours["strategy"]["population_size"] == quickstart["strategy"]["population_size"]
+
+
+def test_alternate_interleaves_and_takes_the_ratio_of_medians(monkeypatch):
+    calls = []
+    seconds = {"ours": iter([1.0, 0.5, 0.25]), "theirs": iter([2.0, 2.0, 1.0])}
+
+    def fake_run(compiled, *args):
+        calls.append(compiled)
+        return next(seconds[compiled])
+
+    monkeypatch.setattr(bench_peers, "_run_seconds", fake_run)
+    out = bench_peers._alternate(("ours", ()), ("theirs", ()), steps=100, repeats=3)
+    assert calls == ["ours", "theirs"] * 3
+    assert out["metadisco_steps_per_second"] == 200.0 and out["rejax_steps_per_second"] == 50.0
+    assert out["ratio"] == 4.0 and out["samples"]["metadisco"] == [100.0, 200.0, 400.0]
+
+
+def test_rejax_ppo_takes_our_settings_and_trains():
+    pytest.importorskip("rejax")
+    from metadisco.bench import rejax as peers
+
+    config = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
+                         hidden_sizes=(8, 8))
+    algo = peers.rejax_ppo("CartPole-v1", config)
+    assert (algo.num_envs, algo.num_steps, algo.num_epochs, algo.num_minibatches) == (4, 16, 2, 2)
+    assert algo.total_timesteps == 256 and algo.learning_rate == config.lr
+    actor, critic = jax.jit(peers.rejax_train("CartPole-v1", config))(jax.random.PRNGKey(0))
+    kernels = [x for x in jax.tree.leaves(actor) if x.ndim == 2]
+    assert sorted(k.shape for k in kernels) == [(4, 8), (8, 2), (8, 8)]  # obs 4 -> 8 -> 8 -> 2 actions
+    assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves((actor, critic)))
+
+
+def test_rejax_pqn_takes_our_settings_and_trains():
+    pytest.importorskip("rejax")
+    from dataclasses import replace
+
+    from metadisco.bench import rejax as peers
+    from metadisco.trainers.config import get_preset
+
+    config = replace(get_preset("pqn_classic"), num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4,
+                     update_epochs=2, num_minibatches=2, hidden_sizes=(8, 8))
+    algo = peers.rejax_pqn("CartPole-v1", config)
+    assert (algo.num_envs, algo.num_steps, algo.num_epochs, algo.num_minibatches) == (4, 16, 2, 2)
+    assert (algo.td_lambda, algo.eps_start, algo.eps_end, algo.exploration_fraction) == (0.95, 1.0, 0.2, 0.2)
+    assert algo.learning_rate == config.lr and algo.total_timesteps == 256
+    params = jax.jit(peers.rejax_pqn_train("CartPole-v1", config))(jax.random.PRNGKey(0))
+    kernels = [x for x in jax.tree.leaves(params) if x.ndim == 2]
+    assert sorted(k.shape for k in kernels) == [(4, 8), (8, 2), (8, 8)]  # obs 4 -> 8 -> 8 -> 2 Q-values
+    assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(params))
+
+
+def test_five_value_step_merges_termination_and_truncation():
+    class Env:
+        def step(self, key, state, action, params=None):
+            return "obs", state, 1.0, jnp.asarray(False), jnp.asarray(True), {}
+
+    from metadisco.bench.rejax import FiveValueStep
+
+    obs, state, reward, done, info = FiveValueStep(Env()).step(None, "s", 0)
+    assert (obs, state, reward, info) == ("obs", "s", 1.0, {}) and bool(done)

@@ -1,0 +1,69 @@
+"""Statistics on known data: IQM, bootstrap CIs, probability of improvement, learning-curve bands."""
+
+import numpy as np
+import pytest
+
+from metadisco.core import stats
+
+
+def test_iqm_of_a_hand_made_sample():
+    # 8 values: the middle 50% are 2, 3, 4, 5 whatever the outliers are.
+    assert stats.iqm([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 100.0]) == pytest.approx(3.5)
+    assert stats.iqm([5.0, -1e6, 4.0, 3.0, 2.0, 1e6, 1.0, 6.0]) == pytest.approx(3.5)
+    # 4 values: one trimmed from each end.
+    assert stats.iqm([10.0, 1.0, 2.0, 3.0]) == pytest.approx(2.5)
+
+
+def test_iqm_ci_brackets_the_iqm_and_is_deterministic():
+    rng = np.random.default_rng(3)
+    scores = rng.normal(100.0, 20.0, size=8)
+    lo, hi = stats.stratified_iqm_ci([scores], seed=1)
+    assert lo <= stats.iqm(scores) <= hi
+    assert lo < hi
+    assert (lo, hi) == stats.stratified_iqm_ci([scores], seed=1)  # same seed, same interval
+    # A constant sample has a point interval.
+    assert stats.stratified_iqm_ci([np.full(5, 7.0)]) == (7.0, 7.0)
+    # One run says nothing about spread.
+    assert stats.stratified_iqm_ci([np.array([3.0])]) is None
+
+
+def test_stratified_ci_resamples_within_tasks():
+    # Two tasks at very different levels. Resampling within tasks keeps 4 runs of each in every resample, so the
+    # pooled IQM varies far less than it would if runs could move between tasks.
+    easy, hard = np.array([100.0, 101.0, 102.0, 103.0]), np.array([0.0, 1.0, 2.0, 3.0])
+    lo, hi = stats.stratified_iqm_ci([easy, hard], seed=0)
+    pooled = stats.iqm(np.concatenate([easy, hard]))
+    assert lo <= pooled <= hi
+    assert hi - lo < 10.0  # an unstratified bootstrap would swing by ~50
+
+
+def test_probability_of_improvement_on_known_samples():
+    assert stats.probability_of_improvement([3, 4, 5], [0, 1, 2]) == 1.0
+    assert stats.probability_of_improvement([0, 1, 2], [3, 4, 5]) == 0.0
+    assert stats.probability_of_improvement([1, 2, 3], [1, 2, 3]) == 0.5
+    # pairs: 1<2, 1<3, 2=2 (half), 2<3 -> 0.5 / 4
+    assert stats.probability_of_improvement([1, 2], [2, 3]) == pytest.approx(0.125)
+    # A diverged run (NaN) loses every comparison: 5 beats both, NaN beats none -> 2 / 4.
+    assert stats.probability_of_improvement([np.nan, 5.0], [1.0, 2.0]) == pytest.approx(0.5)
+
+
+def test_aggregate_probability_of_improvement_averages_tasks():
+    rng = np.random.default_rng(0)
+    better = (rng.normal(1.0, 1.0, 8), rng.normal(0.0, 1.0, 8))
+    tied = (np.arange(8.0), np.arange(8.0))
+    p, (lo, hi) = stats.aggregate_probability_of_improvement([better, tied], seed=0)
+    expected = (stats.probability_of_improvement(*better) + 0.5) / 2
+    assert p == pytest.approx(expected)
+    assert lo <= p <= hi
+    assert 0.0 <= lo < hi <= 1.0
+
+
+def test_mean_curve_ci_only_where_every_run_has_a_value():
+    curves = np.array([[np.nan, 1.0, 2.0, 4.0],
+                       [np.nan, np.nan, 4.0, 4.0],
+                       [0.0, 3.0, 6.0, 4.0]])
+    mean, lo, hi = stats.mean_curve_ci(curves)
+    assert np.isnan(mean[:2]).all() and np.isnan(lo[:2]).all()
+    assert mean[2:] == pytest.approx([4.0, 4.0])
+    assert lo[2] <= 4.0 <= hi[2] and lo[2] < hi[2]
+    assert lo[3] == hi[3] == 4.0

@@ -1,0 +1,85 @@
+"""The cost model: loops counted against a hand count, memory from XLA, accelerators and the roofline."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from metadisco.core.errors import UserError
+from metadisco.parallel import cost
+
+B, H, STEPS = 32, 64, 10
+
+
+def mlp_scan(x, w1, b1, w2, b2, unroll=1):
+    """STEPS applications of a 64x64 two-layer MLP to a [B, 64] batch."""
+
+    def body(h, _):
+        return jnp.tanh(h @ w1 + b1) @ w2 + b2, None
+
+    return jax.lax.scan(body, x, None, STEPS, unroll=unroll)[0]
+
+
+def args():
+    return (jnp.ones((B, H)), jnp.ones((H, H)), jnp.ones(H), jnp.ones((H, H)), jnp.ones(H))
+
+
+def hand_count() -> int:
+    """Per step: two [B, 64] x [64, 64] matmuls (2 B 64 64 FLOPs each: a multiply and an add per term) and two
+    bias adds (B 64 each); tanh is a transcendental, which XLA counts apart."""
+    return STEPS * (2 * (2 * B * H * H) + 2 * B * H)
+
+
+@pytest.mark.parametrize("unroll", [1, 5, True])
+def test_a_scan_is_counted_as_many_times_as_it_runs(unroll):
+    counted = cost.program_cost(lambda *a: mlp_scan(*a, unroll=unroll), *args())
+    assert counted.flops == pytest.approx(hand_count(), rel=1e-3)
+    assert counted.transcendentals == pytest.approx(STEPS * B * H, rel=1e-3)
+    assert counted.bytes > 0
+    # XLA alone counts the body once (or once per unrolled copy)
+    once = cost.xla_cost(jax.jit(mlp_scan).lower(*args()).compile())
+    assert once.flops == pytest.approx(hand_count() / STEPS, rel=1e-2)
+
+
+def test_nested_scans_multiply():
+    def nested(x, *weights):
+        def outer(h, _):
+            return mlp_scan(h, *weights), None
+
+        return jax.lax.scan(outer, x, None, 3)[0]
+
+    assert cost.program_cost(nested, *args()).flops == pytest.approx(3 * hand_count(), rel=1e-3)
+
+
+def test_memory_is_xlas_memory_analysis():
+    compiled = jax.jit(mlp_scan).lower(*args()).compile()
+    stats = compiled.memory_analysis()
+    mem = cost.memory(compiled)
+    assert mem.arguments == stats.argument_size_in_bytes == 4 * (B * H + 2 * H * H + 2 * H)
+    assert mem.outputs == 4 * B * H
+    assert mem.total == (stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+                         - stats.alias_size_in_bytes + stats.generated_code_size_in_bytes)
+
+
+def test_accelerators_and_the_roofline():
+    a100 = cost.accelerator("a100 40gb")
+    assert a100 == cost.ACCELERATORS["A100-40GB"]
+    custom = cost.accelerator("T4", flops=1e12)
+    assert custom.flops == 1e12 and custom.bandwidth == cost.ACCELERATORS["T4"].bandwidth
+    assert "overridden" in custom.name
+    assert cost.accelerator(None, 1e12, 1e11, 1e9).name == "custom"
+    with pytest.raises(UserError, match="unknown accelerator 'B200'"):
+        cost.accelerator("B200")
+    with pytest.raises(UserError, match="--accelerator-flops"):
+        cost.accelerator(None, 1e12)
+    acc = cost.Accelerator("x", flops=1e12, bandwidth=1e11, memory=1e9)
+    assert cost.roofline_seconds(cost.Cost(flops=2e12, bytes=1e10), acc) == 2.0  # compute-bound
+    assert cost.roofline_seconds(cost.Cost(flops=1e9, bytes=1e11), acc) == 1.0  # bandwidth-bound
+
+
+def test_the_command_line_reads_the_table_before_jax_starts():
+    """The parser lists the accelerators; JAX must not start then, or the device count is fixed too early."""
+    import subprocess
+    import sys
+
+    code = "import sys; from metadisco.cli import build_parser; build_parser(); print('jax' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -1,0 +1,83 @@
+"""`metadisco sweep`: points x seeds in one compiled call, each point the run `train` gives with its settings,
+the statistics and files, and one-line errors for bad sweep configs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import yaml
+from test_hyper import TINY, CompileCounter
+
+from metadisco.cli import main
+from metadisco.core.errors import UserError
+from metadisco.core.schema import from_plain, with_overrides
+from metadisco.objectives import BUILTIN_OBJECTIVES
+from metadisco.runs.seeds import train_seeds
+from metadisco.search.sweep import SweepConfig, run_sweep
+
+TRAIN = {"num_envs": 4, "num_steps": 16, "update_epochs": 2, "num_minibatches": 2, "hidden_sizes": [8, 8]}
+CONFIG = {"env": "CartPole-v1", "search": "grid", "num": 3, "seeds": 2, "timesteps": 384, "train": TRAIN,
+          "space": {"lr": {"low": 1e-4, "high": 1e-2}}}
+
+
+def sweep_config(**changes) -> SweepConfig:
+    return from_plain(SweepConfig, with_overrides({**CONFIG, **changes}, [], "sweep"))
+
+
+def test_one_compiled_call_and_each_point_is_its_own_run():
+    counter = CompileCounter()
+    with counter:
+        result = run_sweep(sweep_config())
+    assert counter.names.count("runs_on_device") == 1  # every point and seed: one sharded program
+    assert [p["lr"] for p in result.points] == pytest.approx([1e-4, 1e-3, 1e-2])
+    assert result.final_return.shape == (3, 2) and result.metrics.actor_loss.shape == (3, 2, TINY.num_updates)
+    assert not np.array_equal(result.metrics.actor_loss[0], result.metrics.actor_loss[2])
+    ppo = BUILTIN_OBJECTIVES["ppo"]
+    for p, point in enumerate(result.points):  # the same seed keys as `train --seeds 2 --set lr=...`
+        alone = train_seeds("CartPole-v1", ppo, ppo.zero_meta(), replace(TINY, lr=point["lr"]), 2)
+        np.testing.assert_allclose(result.metrics.value_loss[p], alone.metrics.value_loss, rtol=1e-4, atol=1e-5)
+
+
+def test_random_search_is_seeded_and_log_uniform():
+    a = sweep_config(search="random", num=5).resolve()[2]
+    assert a == sweep_config(search="random", num=5).resolve()[2]
+    assert a != sweep_config(search="random", num=5, seed=1).resolve()[2]
+    assert all(1e-4 <= p["lr"] <= 1e-2 for p in a)
+
+
+def test_cli_writes_statistics_table_and_figure(tmp_path):
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "space": {"lr": [1e-3, 1e-2], "ent_coef": {"low": 0.0,
+                                                                                          "high": 0.02}},
+                                      "num": 2}))
+    assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--set", "seeds=3"]) == 0
+    summary = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert len(summary["points"]) == 4 and summary["seeds"] == 3 and summary["compiled_calls"] == 1
+    for point in summary["points"]:
+        scores = np.asarray(point["final_return"], float)
+        assert len(scores) == 3
+        if point["iqm"] is not None:
+            assert point["ci95"][0] <= point["iqm"] <= point["ci95"][1]
+            assert np.nanmin(scores) <= point["iqm"] <= np.nanmax(scores)
+    best = summary["points"][summary["best"]["index"]]
+    assert best["iqm"] == max(p["iqm"] for p in summary["points"] if p["iqm"] is not None)
+    assert "**best**" in (tmp_path / "out" / "sweep.md").read_text()
+    assert (tmp_path / "out" / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+    assert yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())["seeds"] == 3
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"search": "bayes"}, "search must be one of grid, random"),
+    ({"space": {"lr": {"low": 1e-4, "high": 1e-2}, "num_envs": [4, 8]}}, "num_envs fixes the shape"),
+    ({"space": "lr"}, "space must be a mapping"),
+    ({"num": 0}, r"num must be an integer in \[1, "),
+    ({"env": "CartPole-v9"}, "CartPole-v9"),
+    ({"train": {**TRAIN, "lr": -1}}, "train: lr must be positive"),
+    ({"budget": 3}, "unknown config key 'budget'"),
+])
+def test_bad_sweep_configs(changes, message):
+    with pytest.raises(UserError, match=message):
+        sweep_config(**changes).resolve()

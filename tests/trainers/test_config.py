@@ -1,0 +1,91 @@
+import pytest
+
+from metadisco.core.errors import UserError
+from metadisco.trainers.config import TrainConfig, apply_overrides, default_preset_name, get_preset
+
+
+def test_presets_follow_env_family():
+    assert default_preset_name("CartPole-v1") == "classic"
+    assert default_preset_name("SpaceInvaders-MinAtar") == "minatar"
+    assert default_preset_name("brax/ant") == "brax"
+    brax = get_preset("brax")
+    assert (brax.num_envs, brax.num_steps, brax.num_minibatches, brax.hidden_sizes) == (2048, 10, 32, (256, 256))
+    assert brax.normalize_obs and brax.normalize_reward and not brax.anneal_lr
+    minatar = get_preset("minatar")
+    assert (minatar.num_envs, minatar.lr, minatar.activation) == (64, 5e-3, "relu")
+
+
+def test_overrides_are_typed():
+    cfg = apply_overrides(TrainConfig(), ["lr=1e-3", "num_envs=8", "anneal_lr=false", "hidden_sizes=32,16",
+                                          "total_timesteps=1e5"])
+    assert cfg.lr == 1e-3 and cfg.num_envs == 8 and cfg.anneal_lr is False
+    assert cfg.hidden_sizes == (32, 16) and cfg.total_timesteps == 100_000
+    assert TrainConfig().num_envs == 4  # the original is untouched (frozen)
+
+
+@pytest.mark.parametrize("item, message", [
+    ("learning_rate=1e-3", "unknown setting 'learning_rate'"),
+    ("lr", "expected key=value"),
+    ("num_envs=four", "num_envs must be an integer, got 'four'"),
+    ("num_envs=2.5", "num_envs must be an integer, got 2.5"),
+    ("anneal_lr=maybe", "anneal_lr must be true or false, got 'maybe'"),
+    ("value_clip_eps=0.3", "value_clip_eps moved from the trainer settings to the clipped-L2 value loss"),
+    ("=3", "the key is empty"),
+])
+def test_bad_overrides_are_user_errors(item, message):
+    with pytest.raises(UserError, match=message):
+        apply_overrides(TrainConfig(), [item])
+
+
+def test_unknown_setting_suggests_close_name():
+    with pytest.raises(UserError, match="did you mean 'num_envs'"):
+        apply_overrides(TrainConfig(), ["num_env=3"])
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"total_timesteps": 100}, "smaller than one update"),
+    ({"total_timesteps": 0}, "timesteps must be positive"),
+    ({"num_minibatches": 3}, "must divide by num_minibatches"),
+    ({"activation": "gelu"}, "unknown activation"),
+    ({"final_window": 0.0}, "final_window"),
+])
+def test_validate_names_the_bad_setting(changes, message):
+    from dataclasses import replace
+
+    with pytest.raises(UserError, match=message):
+        replace(TrainConfig(), **changes).validate()
+
+
+def test_config_is_hashable():
+    assert hash(TrainConfig()) == hash(TrainConfig())
+
+
+def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
+    from metadisco.runs.seeds import resolve_config
+
+    assert default_preset_name("CartPole-v1", "pqn") == "pqn_classic"
+    assert default_preset_name("Breakout-MinAtar", "pqn") == "pqn_minatar"
+    assert default_preset_name("craftax/Craftax-Classic-Symbolic-v1", "pqn") == "pqn_craftax"
+    assert default_preset_name("craftax/Craftax-Classic-Symbolic-v1") == "craftax"
+    with pytest.raises(UserError, match="algorithm pqn has no preset for brax/ant"):
+        default_preset_name("brax/ant", "pqn")
+    cartpole = get_preset("pqn_classic")  # mttga/purejaxql pqn_cartpole.yaml
+    assert (cartpole.algorithm, cartpole.num_envs, cartpole.num_steps, cartpole.update_epochs,
+            cartpole.num_minibatches, cartpole.lr, cartpole.gae_lambda, cartpole.max_grad_norm,
+            cartpole.reward_scale, cartpole.eps_finish) == ("pqn", 32, 64, 4, 16, 1e-4, 0.95, 10.0, 0.1, 0.2)
+    # --set algorithm=pqn (or a TD objective's algorithm) starts from PQN's preset, not PPO's numbers.
+    assert resolve_config("CartPole-v1", overrides=["algorithm=pqn"]) == cartpole
+    assert resolve_config("CartPole-v1", algorithm="pqn", overrides={"lr": 3e-4}).lr == 3e-4
+    assert resolve_config("Breakout-MinAtar", algorithm="pqn").gae_lambda == 0.65
+
+
+@pytest.mark.parametrize("preset, item, message", [
+    ("classic", "eps_start=0.5", "eps_start is a setting of algorithm pqn, not of ppo"),
+    ("pqn_classic", "ent_coef=0.1", "ent_coef is a setting of algorithm ppo, not of pqn"),
+    ("classic", "algorithm=dqn", "unknown algorithm 'dqn'"),
+    ("pqn_classic", "eps_finish=1.5", "eps_finish"),
+    ("pqn_classic", "reward_scale=0", "reward_scale"),
+])
+def test_settings_of_the_other_algorithm_are_errors(preset, item, message):
+    with pytest.raises(UserError, match=message):
+        apply_overrides(get_preset(preset), [item]).validate()
