@@ -17,7 +17,7 @@ from metadisco.core.errors import UserError
 from metadisco.objectives import BUILTIN_OBJECTIVES, save_objective
 from metadisco.runs.rundir import RunDir
 
-HOLD = ("import sys, time; from metadisco import rundir_lock; rundir_lock.hold(sys.argv[1]); "
+HOLD = ("import sys, time; from metadisco.core import lock; lock.hold(sys.argv[1]); "
         "print('held', flush=True); time.sleep(600)")
 
 

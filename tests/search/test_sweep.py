@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import yaml
-from test_hyper import TINY, CompileCounter
+from tiny_train import TINY, CompileCounter
 
 from metadisco.cli import main
 from metadisco.core.errors import UserError

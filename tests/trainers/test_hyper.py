@@ -11,19 +11,18 @@ import jax
 import jax.monitoring
 import numpy as np
 import pytest
+from tiny_train import TINY, CompileCounter
 
 from metadisco.core.errors import UserError
 from metadisco.envs import make_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.runs.seeds import train_seeds
 from metadisco.trainers import make_trainer
-from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.config import Hyper
 from metadisco.trainers.hyper import hyper_of, is_static, stack, static_of, with_values
 from metadisco.trainers.hyper_space import Dimension, grid_points, parse_space, random_points
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
-                   hidden_sizes=(8, 8))
 PPO = BUILTIN_OBJECTIVES["ppo"]
 
 
@@ -91,34 +90,6 @@ def test_static_config_blanks_exactly_the_traced_fields():
 def test_with_values_refuses_bad_settings(values, message):
     with pytest.raises(UserError, match=message):
         with_values(TINY, values, "space")
-
-
-class CompileCounter:
-    """Counts jaxpr traces and XLA compilations (JAX's own monitoring events) while active."""
-
-    def __init__(self):
-        self.traces = self.compiles = 0
-        self.names: list[str] = []  # the functions traced
-        self.active = False
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
-
-    def _listen(self, event, duration, **kwargs):
-        if not self.active:
-            return
-        if event == "/jax/core/compile/jaxpr_trace_duration":
-            self.traces += 1
-            self.names.append(kwargs.get("fun_name"))
-        elif event == "/jax/core/compile/backend_compile_duration":
-            self.compiles += 1
-
-    def __enter__(self):
-        self.traces = self.compiles = 0
-        self.names = []
-        self.active = True
-        return self
-
-    def __exit__(self, *exc):
-        self.active = False
 
 
 def test_another_learning_rate_reuses_the_compiled_program():

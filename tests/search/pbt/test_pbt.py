@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 from processes import TIMEOUT, kill_at_random_point, line_count
-from test_hyper import TINY
+from tiny_train import TINY
 
 from metadisco.core.errors import UserError
 from metadisco.core.schema import from_plain, with_overrides
