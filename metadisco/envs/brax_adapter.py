@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
 import sys
 import types
 from typing import Any, NamedTuple
@@ -26,13 +27,21 @@ import jax.numpy as jnp
 
 from metadisco.envs.core import EnvSpec, EnvStep
 
+# What mujoco (4.0) prints on stdout when its optional warp backend is not installed: not a fault of the command
+# being run, and it would open `metadisco envs | head` and make a one-line error three lines.
+_IMPORT_NOISE = ("Failed to import warp:", "Failed to import mujoco_warp:")
+
 
 def brax_envs():
-    """`brax.envs`, imported with anything printed on stdout sent to stderr: brax imports mujoco, whose optional
-    warp backend prints "Failed to import warp: ..." on stdout, which would open `metadisco envs | head`."""
+    """`brax.envs`, imported quietly: what the import prints on stdout is dropped if it is mujoco's notice that
+    the optional warp backend is missing, and sent to stderr otherwise (stdout carries only the command's own)."""
     if "brax.envs" not in sys.modules:
-        with contextlib.redirect_stdout(sys.stderr):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
             import brax.envs  # noqa: F401
+        for line in printed.getvalue().splitlines():
+            if line.strip() and not line.startswith(_IMPORT_NOISE):
+                print(line, file=sys.stderr)
     return sys.modules["brax.envs"]
 
 
