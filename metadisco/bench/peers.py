@@ -44,7 +44,7 @@ from metadisco.parallel import compile_cache
 from metadisco.runs.seeds import resolve_config, seed_keys, seeds_program
 
 ENV = "CartPole-v1"
-# experiments/discover_quick.yaml's shape (tests/test_bench_peers.py checks they agree).
+# experiments/discover_quick.yaml's shape (tests/bench/test_bench_peers.py checks they agree).
 QUICKSTART = {
     "objective": {"drift": {"kind": "lpo", "hidden": 32}},
     "tasks": [{"env": ENV, "timesteps": 16_384, "seeds": 2, "train": {"lr": 0.0025}}],
