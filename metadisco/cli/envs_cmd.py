@@ -12,7 +12,8 @@ def add_parser(sub, name):
 def describe(env_id: str):
     """(spec, None) for an env that builds, (None, reason) for one listed as unavailable: an env whose
     dependency is broken or needs the network (MNISTBandit-bsuite downloads MNIST) is listed, not fatal. The
-    test that trains every listed env (tests/envs/every_env.py, run by the test_every_env_* files) asks this same question."""
+    test that trains every listed env (tests/envs/every_env.py, run by the test_every_env_* files) asks this
+    same question."""
     from metadisco.envs.registry import env_spec
 
     try:
