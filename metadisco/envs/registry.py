@@ -26,10 +26,14 @@ _REGISTERED: dict[str, object] = {}  # env id -> factory, from register_env
 ONE_DEVICE_WHY = "brax envs train on one device here (XLA:CPU hangs when two host devices run brax physics)"
 
 
+def runs_on_one_device(env_id: str) -> bool:
+    """Whether `env_id` trains on one device only (`ONE_DEVICE_WHY`)."""
+    return env_id.startswith(BRAX_PREFIX)
+
+
 def devices_for_env(env_id: str, devices):
-    """The devices `env_id` may train on: `devices`, or only the first for an env that runs on one device
-    (`ONE_DEVICE_WHY`)."""
-    return list(devices)[:1] if env_id.startswith(BRAX_PREFIX) else list(devices)
+    """The devices `env_id` may train on: `devices`, or only the first for an env that runs on one device."""
+    return list(devices)[:1] if runs_on_one_device(env_id) else list(devices)
 
 
 def register_env(env_id: str):

@@ -13,6 +13,7 @@ Every hook reads the ES mean through `GenerationView.mean()`, which computes it 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,16 @@ class RunState:
     baselines: Baselines
     record: RunRecord
     env_steps: int = 0
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The resolved config's digest, which every checkpoint records (computed once per run)."""
+        return ckpt_lib.config_digest(self.step.config.to_yaml())
+
+    @property
+    def rows(self) -> int:
+        """Rows of a population pass: the members, and with paired fitness the PPO control and padding."""
+        return self.step.population_rows() if self.step.paired else self.step.population_size
 
     @property
     def valid(self) -> bool:
@@ -84,7 +95,7 @@ class RunState:
         leaves = jax.tree.leaves(dist.to_host(es_state))
         self.run_dir.save_checkpoint(ckpt_lib.Checkpoint(
             generation, step.base_key, leaves, self.baselines.cached(), metrics_lines, self.env_steps,
-            ckpt_lib.config_digest(step.config.to_yaml()), self.record.to_plain()))
+            self.digest, self.record.to_plain()))
 
 
 @dataclass
@@ -109,29 +120,26 @@ class GenerationView:
         return self.generation + 1
 
 
-class ScoreMean:
+class Periodic:
+    """A hook due every `every` generations and at the last."""
+
     def __init__(self, every: int):
         self.every = every
 
     def due(self, view: GenerationView) -> bool:
         return view.done % self.every == 0 or view.last
 
+
+class ScoreMean(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
         step = run.step
         view.line["fitness_of_mean"] = step.mean_fitness(view.mean(), run.baselines)
-        run.env_steps += run.steps_per_pass(step.tasks, step.population_rows() if step.paired else
-                                            step.population_size)
+        run.env_steps += run.steps_per_pass(step.tasks, run.rows)
         if view.last:
             run.record.fitness_of_final_mean = view.line["fitness_of_mean"]
 
 
-class Validate:
-    def __init__(self, every: int):
-        self.every = every
-
-    def due(self, view: GenerationView) -> bool:
-        return view.done % self.every == 0 or view.last
-
+class Validate(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
         view.line["validation"], view.line["validation_tasks"] = run.step.validation(view.mean(), run.baselines)
         run.env_steps += run.steps_per_pass(run.step.valid_tasks, 2)
@@ -173,13 +181,7 @@ class WriteObjective:
         run.write_mean(view.mean(), view.done)
 
 
-class Checkpoint:
-    def __init__(self, every: int):
-        self.every = every
-
-    def due(self, view: GenerationView) -> bool:
-        return view.done % self.every == 0 or view.last
-
+class Checkpoint(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
         run.checkpoint(view.es_state, view.done, metrics_lines=view.done)
 

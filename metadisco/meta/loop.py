@@ -121,7 +121,7 @@ def _write_summary(run: RunState, done: int, say) -> None:
 
 def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: bool, progress: bool, say,
                        callbacks, plot: bool) -> RunResult:
-    config, P = step.config, step.population_size
+    config = step.config
     timing = Timing()
     callbacks = [timing, *([ProgressBar()] if progress else []),
                  *([MetaCurveFigure(config.fitness)] if plot and run_dir is not None else []), *callbacks]
@@ -158,13 +158,12 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
         run.checkpoint(es_state, 0, metrics_lines=0)
 
     scoring, writing = scoring_hooks(config, run.valid), writing_hooks(config)
-    rows = step.population_rows() if step.paired else P
     notify(callbacks, "on_start", start, config.generations)
     view = initial
     for g in range(start, config.generations):
         t0 = time.perf_counter()
         es_state, out_g = step(es_state, g, baselines)
-        run.env_steps += run.steps_per_pass(out_g.tasks, rows)
+        run.env_steps += run.steps_per_pass(out_g.tasks, run.rows)
         line = {"generation": g, **fitness_stats(out_g.fitness),
                 "returns": {t.cfg.env: fitness_stats(member_fitness(r))["fitness_mean"]
                             for t, r in zip(out_g.tasks, out_g.returns, strict=True)}}

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from metadisco.core.errors import UserError
-from metadisco.envs import ONE_DEVICE_WHY, devices_for_env
+from metadisco.envs import ONE_DEVICE_WHY, runs_on_one_device
 from metadisco.meta import paired
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import mean_task_ranks, ppo_gap, to_minimise
@@ -190,8 +190,7 @@ class GenerationStep:
         self._mean = jax.jit(strategy.mean, out_shardings=rep)
         self._tile = jax.jit(lambda mean: jax.tree.map(lambda x: jnp.broadcast_to(x, (P, *x.shape)), mean),
                              out_shardings=rep)
-        one_device = [t.env for t in (*config.tasks, *config.validation.tasks)
-                      if len(devices_for_env(t.env, [0, 1])) < 2]
+        one_device = [t.env for t in (*config.tasks, *config.validation.tasks) if runs_on_one_device(t.env)]
         if one_device and self.mesh.devices.size > 1:
             raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}; meta-train with --devices 1")
         self.task_lengths = build_tasks(config.tasks, self.objective, config.fitness, self.mesh)
