@@ -53,6 +53,7 @@ _PUBLIC = {
     "parse_config": "metadisco.meta.load",
     "meta_train": "metadisco.meta.loop",
     "GenerationStep": "metadisco.meta.step",
+    "MetaProblem": "metadisco.meta.problem",
     "measure_baselines": "metadisco.meta.baselines",
     "RunDir": "metadisco.runs.rundir",
     # evaluation

@@ -1,5 +1,9 @@
 """sympy helpers: drift expressions over r and A as sympy objects, float64 numpy functions, readable and
-LaTeX forms."""
+LaTeX forms.
+
+Strings are parsed by the package's one expression parser (`metadisco.objectives.expression.parse_expression`,
+the safe one: a fixed grammar, bounded size), over its symbols r (positive) and A (real), so a distilled form
+means here exactly what it means when it trains."""
 
 from __future__ import annotations
 
@@ -9,7 +13,9 @@ from collections.abc import Callable
 import numpy as np
 import sympy
 
-R, A = sympy.symbols("r A", real=True)
+from metadisco.objectives.expression import A, R, parse_expression
+
+__all__ = ["A", "R", "forms", "round_floats", "to_numpy", "to_sympy"]
 
 # Elementwise Max / Min of any number of arguments (numpy.amax over a tuple fails on mixed scalars / arrays).
 _NUMPY = [{"Max": lambda *xs: functools.reduce(np.maximum, xs),
@@ -17,10 +23,10 @@ _NUMPY = [{"Max": lambda *xs: functools.reduce(np.maximum, xs),
 
 
 def to_sympy(expression: str, constants: dict[str, float] | None = None) -> sympy.Expr:
-    """Parse one of our own expression strings (sympy syntax over r, A) and substitute named constants."""
-    names = {"r": R, "A": A, **{k: sympy.Symbol(k) for k in constants or {}}}
-    expr = sympy.sympify(expression, locals=names)
-    return expr.subs({names[k]: sympy.Float(v) for k, v in (constants or {}).items()})
+    """Parse an expression string (the expression drift's grammar over r, A) and substitute named constants."""
+    constants = dict(constants or {})
+    expr = parse_expression(expression, tuple(constants))
+    return expr.subs({sympy.Symbol(k, real=True): sympy.Float(v) for k, v in constants.items()})
 
 
 def to_numpy(expr: sympy.Expr) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

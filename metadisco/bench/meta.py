@@ -62,7 +62,7 @@ def population_call(config, mesh):
     step = GenerationStep(config, mesh)
     es_state = step.init(step.base_key)
     population_tree, _ = step.ask(step.base_key, es_state)
-    task = step.tasks[0]
+    task = step.problem.tasks[0]
     keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
     steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
     hypers = dist.to_global(task.hypers(config.strategy.population_size), step.mesh)

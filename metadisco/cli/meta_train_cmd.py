@@ -114,7 +114,8 @@ def dry_run(args, config) -> int:
                            args.accelerator_memory)
     mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
-    say(f"dry run: compiling {len(step.tasks) + len(step.valid_tasks)} program(s) of {config.strategy.name} "
+    programs = len(step.problem.tasks) + len(step.problem.valid_tasks)
+    say(f"dry run: compiling {programs} program(s) of {config.strategy.name} "
         f"(population {config.strategy.population_size}) over {step.devices} device(s) and calling each once; "
         "nothing is written")
     for line in render(plan(step), acc):

@@ -11,6 +11,8 @@ which is exactly the stratified bootstrap.
 Every function takes plain arrays of scores. Scores that are not finite (diverged runs) must be handled by the
 caller: `finite` drops them (for IQM / mean, reported apart), `rank_failures_last` makes them lose every
 comparison (for the probability of improvement).
+
+`seed_mean` is the package's one policy for a mean over seeds (or runs) some of which are not finite; see there.
 """
 
 from __future__ import annotations
@@ -21,6 +23,31 @@ import numpy as np
 from scipy import stats
 
 REPS = 2000  # bootstrap resamples (rliable's default)
+
+
+def seed_mean(values, axis=-1, *, diverged: str) -> np.ndarray:
+    """The mean over seeds (along `axis`; None: all) of returns or scores, some of which may not be finite: a
+    run that diverged (NaN or inf) or finished no episode (NaN). The one policy, in two modes, chosen by what
+    the mean is for:
+
+    - `diverged="fail"`: NaN when any run is not finite. For ranking candidates against each other (the
+      members of a population, the points of a sweep): a candidate that diverges on one seed must lose, and a
+      mean over its surviving seeds would hide that.
+    - `diverged="skip"`: the mean of the finite runs; NaN only when none is. For measuring one fixed point
+      (the ES mean, the PPO baseline, a control run) whose runs are draws of the same thing: a rare diverged
+      seed is reported apart (`finite`, `stat_block`), not allowed to erase the point's score.
+
+    float64 throughout; empty or all-non-finite input gives NaN without a warning.
+    """
+    values = np.asarray(values, np.float64)
+    ok = np.isfinite(values)
+    if diverged == "fail":
+        return np.where(np.all(ok, axis=axis), np.mean(np.where(ok, values, 0.0), axis=axis), np.nan)
+    if diverged == "skip":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            count = np.sum(ok, axis=axis)
+            return np.where(count > 0, np.sum(np.where(ok, values, 0.0), axis=axis) / np.maximum(count, 1), np.nan)
+    raise ValueError(f"diverged must be 'fail' or 'skip', got {diverged!r}")
 
 
 def iqm(scores, axis=None) -> np.ndarray:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metadisco.core.errors import UserError
+from metadisco.core.stats import seed_mean
 from metadisco.meta import paired
 from metadisco.meta.fitness import ppo_gap
 from metadisco.parallel import hosts as dist
@@ -57,43 +58,43 @@ def _say_nothing(message: str) -> None:
     pass
 
 
-def measure_random(step) -> dict[str, float]:
-    """Return of a uniformly random policy on every training and validation env of `step`
-    (`metadisco.meta.step.GenerationStep`): paired normalisation's zero point."""
+def measure_random(problem) -> dict[str, float]:
+    """Return of a uniformly random policy on every training and validation env of `problem`
+    (`metadisco.meta.problem.MetaProblem`): paired normalisation's zero point."""
     from metadisco.runs.random_policy import cached_random_return
 
     out = {}
-    for task in step.tasks + step.valid_tasks:
+    for task in problem.tasks + problem.valid_tasks:
         env = task.cfg.env
         if env not in out:
-            value = cached_random_return(env, seed=step.config.seed)
+            value = cached_random_return(env, seed=problem.config.seed)
             out[env] = value if np.isfinite(value) else 0.0  # no episode ends at random: 0 is the zero point
     return out
 
 
-def measure_scales(step, random: dict[str, float], cached: dict[str, float],
+def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
                    say: Callable[[str], None] = _say_nothing) -> dict[str, float]:
     """Per training task (env and length): `ppo_gap(PPO, random)`, PPO trained on every row of the
     population program with distinct reference seeds; from `cached` (a checkpoint) when there."""
     out = {}
-    rows = step.population_rows()
-    for task in step.tasks:
+    rows = problem.population_rows()
+    for task in problem.tasks:
         if task.name in cached:
             out[task.name] = float(cached[task.name])
             continue
-        keys = step.reference_keys(task)
+        keys = problem.reference_keys(task)
 
         def measure(task=task, keys=keys):
             say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
-            population = paired.pairs(step.control, step.control, 0, step.devices, rows)[0]
-            return paired.run_mean(step.train_rows(task, dist.to_global(population, step.mesh), keys))
+            population = paired.pairs(problem.control, problem.control, 0, problem.devices, rows)[0]
+            return paired.run_mean(problem.train_rows(task, dist.to_global(population, problem.mesh), keys))
 
         settings = {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
-                    "fitness": step.config.fitness, "objective": step.objective.to_spec(),
-                    "hyper": step.hyper.to_plain(), "rows": rows, "devices": step.devices,
+                    "fitness": problem.config.fitness, "objective": problem.config.objective.to_spec(),
+                    "hyper": problem.hyper.to_plain(), "rows": rows, "devices": problem.devices,
                     "keys": baseline_cache.digest(keys)}
         ppo = baseline_cache.cached("ppo_reference", settings, measure,
-                                    baseline_cache.cacheable(task.cfg.env, step.objective),
+                                    baseline_cache.cacheable(task.cfg.env, problem.config.objective),
                                     lambda path, name=task.name: say(f"PPO's reference score on {name}: from the "
                                                                      f"baseline cache ({path.name})"))
         if not np.isfinite(ppo):
@@ -102,7 +103,7 @@ def measure_scales(step, random: dict[str, float], cached: dict[str, float],
     return out
 
 
-def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], None] = _say_nothing
+def measure_normalisers(problem, cached: dict[str, float], say: Callable[[str], None] = _say_nothing
                         ) -> dict[str, float]:
     """Baseline returns per task env when fitness needs normalising (several tasks, or any baseline set):
     from the config, else the cache, else measured once by training PPO."""
@@ -111,12 +112,12 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.runs.seeds import train_seeds
 
-    config = step.config
+    config = problem.config
     cfgs = config.tasks
-    if step.paired or (len(cfgs) == 1 and cfgs[0].baseline is None):
+    if problem.paired or (len(cfgs) == 1 and cfgs[0].baseline is None):
         return {}
     out = {}
-    for task in step.tasks:
+    for task in problem.tasks:
         env = task.cfg.env
         if env in out:  # measured at its first training length
             continue
@@ -134,7 +135,7 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
                 result = train_seeds(env, baseline, baseline.zero_meta(), task.train_config, config.baseline_seeds,
                                      config.seed)
                 values = np.asarray(reduce_fitness(config.fitness, result.metrics, task.train_config.final_window))
-                return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
+                return float(seed_mean(values, None, diverged="skip"))
 
             settings = {"env": env, "algorithm": algorithm, "train": config_to_dict(task.train_config),
                         "fitness": config.fitness, "seeds": config.baseline_seeds, "seed": config.seed,
@@ -150,19 +151,19 @@ def measure_normalisers(step, cached: dict[str, float], say: Callable[[str], Non
     return out
 
 
-def measure_baselines(step, cached: dict[str, float] | None = None, say: Callable[[str], None] = _say_nothing
+def measure_baselines(problem, cached: dict[str, float] | None = None, say: Callable[[str], None] = _say_nothing
                       ) -> Baselines:
-    """Every baseline `step`'s fitness needs, from `cached` (a checkpoint's `Baselines.cached()`) where it has
+    """Every baseline `problem`'s fitness needs, from `cached` (a checkpoint's `Baselines.cached()`) where it has
     them; the rest measured (PPO training runs, compiled once)."""
     cached = cached or {}
-    if not step.paired:
-        return Baselines(normalisers=measure_normalisers(step, cached, say))
-    random = measure_random(step)
-    return Baselines(random=random, scales=measure_scales(step, random, cached, say), paired=True)
+    if not problem.paired:
+        return Baselines(normalisers=measure_normalisers(problem, cached, say))
+    random = measure_random(problem)
+    return Baselines(random=random, scales=measure_scales(problem, random, cached, say), paired=True)
 
 
 
-def _initial_score(step, kind: str, point, baselines: Baselines, tasks, keys, score, say, message: str
+def _initial_score(problem, kind: str, point, baselines: Baselines, tasks, keys, score, say, message: str
                    ) -> float | None:
     """`score()` (a float or None) of the ES's initial point `point` on `tasks` with seed `keys`, through the
     baseline cache: like the baselines, a pure function of the config and the device count measured before the
@@ -170,9 +171,10 @@ def _initial_score(step, kind: str, point, baselines: Baselines, tasks, keys, sc
     import jax
 
     settings = {"point": [baseline_cache.digest(x) for x in jax.tree.leaves(point)],
-                "objective": step.objective.to_spec(), "hyper": step.hyper.to_plain(), "fitness": step.config.fitness,
-                "normalise": step.config.normalise, "rows": step.population_rows(),
-                "population": step.population_size, "devices": step.devices,
+                "objective": problem.config.objective.to_spec(), "hyper": problem.hyper.to_plain(),
+                "fitness": problem.config.fitness,
+                "normalise": problem.config.normalise, "rows": problem.population_rows(),
+                "population": problem.population_size, "devices": problem.devices,
                 "baselines": {"normalisers": baselines.normalisers, "scales": baselines.scales,
                               "random": baselines.random},
                 "tasks": [{"env": t.cfg.env, "timesteps": t.timesteps, "train": config_to_dict(t.train_config),
@@ -184,22 +186,22 @@ def _initial_score(step, kind: str, point, baselines: Baselines, tasks, keys, sc
         return float("nan") if value is None else value
 
     value = baseline_cache.cached(
-        kind, settings, measure, all(baseline_cache.cacheable(t.cfg.env, step.objective) for t in tasks),
+        kind, settings, measure, all(baseline_cache.cacheable(t.cfg.env, problem.config.objective) for t in tasks),
         lambda path: say(f"{kind.replace('_', ' ')} of the initial objective: from the baseline cache ({path.name})"))
     return None if np.isnan(value) else value
 
 
-def initial_fitness(step, point, baselines: Baselines, say: Callable[[str], None] = _say_nothing) -> float | None:
-    """`step.mean_fitness(point, baselines)` (fresh seeds of the training tasks), through the baseline cache."""
-    keys = [step.fresh_keys(t) for t in step.tasks] if step.paired else step._mean_keys()
-    return _initial_score(step, "initial_fitness", point, baselines, step.tasks, keys,
-                          lambda: step.mean_fitness(point, baselines), say,
+def initial_fitness(problem, point, baselines: Baselines, say: Callable[[str], None] = _say_nothing) -> float | None:
+    """`problem.mean_fitness(point, baselines)` (fresh seeds of the training tasks), through the baseline cache."""
+    keys = [problem.fresh_keys(t) for t in problem.tasks] if problem.paired else problem._mean_keys()
+    return _initial_score(problem, "initial_fitness", point, baselines, problem.tasks, keys,
+                          lambda: problem.mean_fitness(point, baselines), say,
                           "evaluating the initial objective on fresh seeds (compiling first)")
 
 
-def initial_validation(step, point, baselines: Baselines, say: Callable[[str], None] = _say_nothing
+def initial_validation(problem, point, baselines: Baselines, say: Callable[[str], None] = _say_nothing
                        ) -> float | None:
-    """`step.validation(point, baselines)[0]` (the validation tasks), through the baseline cache."""
-    keys = [step.validation_keys(t) for t in step.valid_tasks]
-    return _initial_score(step, "initial_validation", point, baselines, step.valid_tasks, keys,
-                          lambda: step.validation(point, baselines)[0], say, "validating the initial objective")
+    """`problem.validation(point, baselines)[0]` (the validation tasks), through the baseline cache."""
+    keys = [problem.validation_keys(t) for t in problem.valid_tasks]
+    return _initial_score(problem, "initial_validation", point, baselines, problem.valid_tasks, keys,
+                          lambda: problem.validation(point, baselines)[0], say, "validating the initial objective")

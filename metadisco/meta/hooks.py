@@ -46,11 +46,11 @@ class RunState:
     @property
     def rows(self) -> int:
         """Rows of a population pass: the members, and with paired fitness the PPO control and padding."""
-        return self.step.population_rows() if self.step.paired else self.step.population_size
+        return self.step.problem.population_rows() if self.step.problem.paired else self.step.population_size
 
     @property
     def valid(self) -> bool:
-        return bool(self.step.valid_tasks)
+        return bool(self.step.problem.valid_tasks)
 
     @property
     def writer(self) -> bool:
@@ -133,16 +133,16 @@ class Periodic:
 class ScoreMean(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
         step = run.step
-        view.line["fitness_of_mean"] = step.mean_fitness(view.mean(), run.baselines)
-        run.env_steps += run.steps_per_pass(step.tasks, run.rows)
+        view.line["fitness_of_mean"] = step.problem.mean_fitness(view.mean(), run.baselines)
+        run.env_steps += run.steps_per_pass(step.problem.tasks, run.rows)
         if view.last:
             run.record.fitness_of_final_mean = view.line["fitness_of_mean"]
 
 
 class Validate(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
-        view.line["validation"], view.line["validation_tasks"] = run.step.validation(view.mean(), run.baselines)
-        run.env_steps += run.steps_per_pass(run.step.valid_tasks, 2)
+        view.line["validation"], view.line["validation_tasks"] = run.step.problem.validation(view.mean(), run.baselines)
+        run.env_steps += run.steps_per_pass(run.step.problem.valid_tasks, 2)
         run.keep_if_best(view.mean(), view.done, view.line["validation"])
         view.line["best_generation"] = run.record.best_generation
 
@@ -160,8 +160,9 @@ class ScoreBest:
         elif run.run_dir is None:
             record.fitness_of_best = None
         else:
-            record.fitness_of_best = step.score_paired(_best_point(run), step.tasks, step.fresh_keys,
-                                                       run.baselines, step.population_rows())[0]
+            problem = step.problem
+            record.fitness_of_best = problem.score_paired(_best_point(run), problem.tasks, problem.fresh_keys,
+                                                          run.baselines, problem.population_rows())[0]
         view.line["fitness_of_best"] = record.fitness_of_best
 
 

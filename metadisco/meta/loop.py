@@ -39,19 +39,9 @@ from metadisco.meta.callbacks import MetaCurveFigure, ProgressBar, Seconds, Timi
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.hooks import GenerationView, RunState, run_hooks, scoring_hooks, writing_hooks
 from metadisco.meta.load import parse_config
+from metadisco.meta.problem import member_fitness
 from metadisco.meta.record import RunRecord
-from metadisco.meta.step import (  # noqa: F401  (the stream tags and fitness helpers are part of this API)
-    EVAL_STREAM,
-    INIT_STREAM,
-    REFERENCE_STREAM,
-    START_STREAM,
-    VALIDATION_STREAM,
-    GenerationStep,
-    combine,
-    fitness_stats,
-    member_fitness,
-    task_stats,
-)
+from metadisco.meta.step import GenerationStep, fitness_stats, task_stats
 from metadisco.parallel import hosts as dist
 from metadisco.runs.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
 
@@ -107,10 +97,10 @@ def _write_summary(run: RunState, done: int, say) -> None:
                "devices": step.devices}
     if step.hyper:
         summary["hyper"] = HYPER
-    if step.paired:
+    if step.problem.paired:
         summary["normalise"] = "paired: 1 + (x - ppo on the same seed keys) / ppo_gap[task]"
         summary["random_policy"] = run.baselines.random
-    if step.ranked:
+    if step.problem.ranked:
         summary["combine"] = ("rank: the ES is told the mean over tasks of centred ranks within each task; "
                               "fitness_* are the normalised mean over tasks")
     if run.valid:
@@ -134,13 +124,13 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
             raise UserError(f"the checkpoint in {run_dir.path} was made with another seed")
         es_state = dist.to_global(ckpt_lib.restore_state(dist.to_host(init_state), ckpt), step.mesh)
         start, env_steps, record = ckpt.generation, ckpt.env_steps, RunRecord.from_plain(ckpt.extra)
-        baselines = measure_baselines(step, ckpt.normalisers, say)
+        baselines = measure_baselines(step.problem, ckpt.normalisers, say)
         run_dir.truncate_metrics(ckpt.metrics_lines)
     else:
         es_state, start, env_steps, record = init_state, 0, 0, RunRecord()
         if run_dir is not None:
             run_dir.start_fresh()
-        baselines = measure_baselines(step, {}, say)
+        baselines = measure_baselines(step.problem, {}, say)
     run = RunState(step, run_dir, baselines, record, env_steps)
     if run.writer:
         run_dir.write_config(config_yaml, step.mesh)
@@ -149,9 +139,9 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
 
     initial = GenerationView(-1, False, es_state, {}, step)  # the ES state before the first tell
     if start == 0 and record.fitness_of_initial_mean is None and config.generations > 0:
-        record.fitness_of_initial_mean = initial_fitness(step, initial.mean(), baselines, say)
+        record.fitness_of_initial_mean = initial_fitness(step.problem, initial.mean(), baselines, say)
     if start == 0 and run.valid and record.best_generation is None:
-        record.validation_of_initial_mean = initial_validation(step, initial.mean(), baselines, say)
+        record.validation_of_initial_mean = initial_validation(step.problem, initial.mean(), baselines, say)
         run.keep_if_best(initial.mean(), 0, record.validation_of_initial_mean)
     if run.writer and ckpt is None:
         run.write_mean(initial.mean(), 0)
@@ -167,13 +157,13 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
         line = {"generation": g, **fitness_stats(out_g.fitness),
                 "returns": {t.cfg.env: fitness_stats(member_fitness(r))["fitness_mean"]
                             for t, r in zip(out_g.tasks, out_g.returns, strict=True)}}
-        if step.paired:
+        if step.problem.paired:
             line["tasks"] = [t.name for t in out_g.tasks]
             line["ppo"] = dict(out_g.ppo)
         if config.sampling.scale:  # the drawn settings each task trained at this generation
             line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
                                 for t in out_g.tasks}
-        if len(step.tasks) > 1:  # which task moves the population, and which spreads it (what ranks the ES)
+        if len(step.problem.tasks) > 1:  # which task moves the population, and which spreads it (what ranks the ES)
             line["task_fitness"], line["task_spread"] = task_stats(out_g.tasks, out_g.scores)
         if g == 0:
             line["fitness_of_initial_mean"] = record.fitness_of_initial_mean

@@ -20,6 +20,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from metadisco.core.stats import seed_mean
+
 
 def count_rows(population_size: int, devices: int) -> int:
     """Rows of a population evaluated with its PPO control: P + 1, rounded up to a multiple of `devices`."""
@@ -70,9 +72,7 @@ def pair_keys(keys: np.ndarray, rows: int) -> np.ndarray:
 
 def run_mean(returns: np.ndarray) -> float:
     """Mean over the finite runs of a block of rows x seeds; NaN when none is finite (all diverged)."""
-    returns = np.asarray(returns, np.float64)
-    finite = np.isfinite(returns)
-    return float(returns[finite].mean()) if finite.any() else float("nan")
+    return float(seed_mean(returns, None, diverged="skip"))
 
 
 def relative(scores: np.ndarray, ppo: float, scale: float) -> np.ndarray:

@@ -61,7 +61,7 @@ class Pass:
 
 
 def _rows(step) -> int:
-    return step.population_rows() if step.paired else step.population_size
+    return step.problem.population_rows() if step.problem.paired else step.population_size
 
 
 def _blocks(step) -> tuple:
@@ -69,8 +69,8 @@ def _blocks(step) -> tuple:
     population (and PPO, padded, when paired); one (ES mean, PPO) pair padded to the device count."""
     state = step.init()
     population = dist.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
-    train = paired.with_control(population, step.control, step.devices) if step.paired else population
-    valid = paired.pairs(step.mean(state), step.control, 1, step.devices)[0]
+    train = paired.with_control(population, step.problem.control, step.devices) if step.problem.paired else population
+    valid = paired.pairs(step.mean(state), step.problem.control, 1, step.devices)[0]
     return train, valid
 
 
@@ -78,7 +78,7 @@ def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
     """Compile `task`'s population program on the rows `block` (host), cost it and (`measure`) call it once."""
     rows = paired.count(block)
     seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
-    args = step.program_args(task, dist.to_global(block, step.mesh), paired.rows_of(seeds, rows))
+    args = step.problem.program_args(task, dist.to_global(block, step.mesh), paired.rows_of(seeds, rows))
     start = time.perf_counter()
     compiled = task.population_program.lower(*args).compile()
     compile_seconds = time.perf_counter() - start
@@ -134,14 +134,14 @@ def plan(step, measure: bool = True) -> Plan:
     config = step.config
     rows = _rows(step)
     train_block, valid_block = _blocks(step)
-    train = {t.name: _program(step, t, "train", train_block, measure) for t in step.tasks}
-    valid = {t.name: _program(step, t, "validation", valid_block, measure) for t in step.valid_tasks}
+    train = {t.name: _program(step, t, "train", train_block, measure) for t in step.problem.tasks}
+    valid = {t.name: _program(step, t, "validation", valid_block, measure) for t in step.problem.valid_tasks}
     generations = []
     for g in range(config.generations):
         last = g + 1 == config.generations
-        work = sum((_call(train[t.name], rows) for t in step.tasks_of(g)), Pass())
+        work = sum((_call(train[t.name], rows) for t in step.problem.tasks_of(g)), Pass())
         if (g + 1) % config.eval_every == 0 or last:
-            work = work + sum((_call(train[t.name], rows) for t in step.tasks), Pass())
+            work = work + sum((_call(train[t.name], rows) for t in step.problem.tasks), Pass())
         if valid and ((g + 1) % config.validation.every == 0 or last):
             work = work + sum((_call(p, 2) for p in valid.values()), Pass())
         generations.append(work)

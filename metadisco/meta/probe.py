@@ -111,7 +111,7 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
     P, devices = config.strategy.population_size, step.mesh.devices.size
     rows = paired.count_rows(P, devices)
     k = min(P // 2, (rows - 2) // 2)
-    random = measure_random(step)
+    random = measure_random(step.problem)
     es_state = step.init()
     population = dist.to_host(step.ask(jax.random.fold_in(step.base_key, 0), es_state)[0])
     mean = step.mean(es_state)
@@ -123,13 +123,13 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
     if not mirrored:
         raise ValueError("the strategy's members are not antithetic pairs (i, i + P/2); the probe needs OpenES-style "
                          "mirrored sampling")
-    block = paired._concat(paired._concat(plus, minus), paired._stack([mean, step.control]))
+    block = paired._concat(paired._concat(plus, minus), paired._stack([mean, step.problem.control]))
     if rows > 2 * k + 2:
-        block = paired._concat(block, paired._stack([step.control] * (rows - 2 * k - 2)))
+        block = paired._concat(block, paired._stack([step.problem.control] * (rows - 2 * k - 2)))
     block = dist.to_global(block, step.mesh)
     per_task, diffs = {}, []
     scale = dict(config.sampling.scale)
-    for task in step.tasks:
+    for task in step.problem.tasks:
         S = task.cfg.seeds
         stream = jax.random.fold_in(jax.random.fold_in(step.base_key, PROBE_STREAM), task.index)
         keys = np.asarray(jax.random.split(jax.random.fold_in(stream, task.timesteps), repeats * S))
@@ -139,13 +139,13 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
             # with `sampling.scale` each block trains at its own draw of the settings, as a generation does: the
             # part of a pair's difference that depends on the draw counts as noise, as it does for the ES
             drawn = draw_settings(jax.random.fold_in(stream, r), task, scale) if scale else task
-            outs.append(step.train_rows(drawn, block, paired.rows_of(seeds, rows)))
+            outs.append(step.problem.train_rows(drawn, block, paired.rows_of(seeds, rows)))
             if progress is not None:
                 progress.update(1)
         F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]
         per_task[task.name], d = _task_stats(F, k, S, repeats, random[task.cfg.env])
         diffs.append(d)
-    combined_d, unit = _combine(diffs, [t.cfg.seeds for t in step.tasks], repeats)
+    combined_d, unit = _combine(diffs, [t.cfg.seeds for t in step.problem.tasks], repeats)
     ok = np.all(np.isfinite(combined_d), axis=0)
     combined = _pair_stats(combined_d[:, ok], unit) if ok.sum() >= 2 else {}
     sf = combined.get("signal_fraction", 0.0)

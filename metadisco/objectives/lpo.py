@@ -31,6 +31,7 @@ from metadisco.core.errors import UserError
 from metadisco.objectives.drift import ppo_drift
 from metadisco.objectives.mlp import random_kernel
 from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
+from metadisco.rl.nn import mlp
 
 OFFSET = 1e-4  # makes the drift identically 0 near r = 1 (Lu et al. 2022)
 
@@ -44,9 +45,9 @@ def lpo_features(ratio: jax.Array, advantage: jax.Array) -> jax.Array:
 
 
 def _net(meta, features: jax.Array) -> jax.Array:
-    """Bias-free Dense -> tanh -> Dense: [..., F] -> [...]."""
-    hidden = jnp.tanh(features @ meta["w1"])
-    return (hidden @ meta["w2"])[..., 0]
+    """Bias-free Dense -> tanh -> Dense (the package's one dense stack, `rl.nn.mlp`): [..., F] -> [...]."""
+    layers = [lambda x: x @ meta["w1"], lambda x: x @ meta["w2"]]
+    return mlp(layers, features, jnp.tanh)[..., 0]
 
 
 def learned_drift(net_out: jax.Array, ratio: jax.Array, advantage: jax.Array, eps: float) -> jax.Array:

@@ -27,7 +27,7 @@ import numpy as np
 from metadisco.core.coerce import check_int
 from metadisco.core.errors import UserError, shorten
 from metadisco.core.schema import Settings
-from metadisco.core.stats import stat_block
+from metadisco.core.stats import seed_mean, stat_block
 from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding as parallel
 from metadisco.runs.seeds import resolve_config, runs_program, seed_keys
@@ -135,7 +135,7 @@ def summarise(cfg: SweepConfig, result: SweepResult, curve_points: int = 50) -> 
     for p, point in enumerate(result.points):
         steps, curves = learning_curve(result.metrics.episode_return[p], result.metrics.episode_count[p],
                                        config.batch_size, curve_points)
-        curve = np.where(np.all(np.isfinite(curves), 0), np.mean(curves, 0), np.nan)
+        curve = seed_mean(curves, 0, diverged="fail")
         entries.append({"hyper": point, "final_return": result.final_return[p].tolist(),
                         "diverged_seeds": int(result.diverged[p].sum()),
                         **stat_block(result.final_return[p], cfg.seed), "curve": curve.tolist()})

@@ -1,5 +1,7 @@
 """Statistics on known data: IQM, bootstrap CIs, probability of improvement, learning-curve bands."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,30 @@ def test_mean_curve_ci_only_where_every_run_has_a_value():
     assert mean[2:] == pytest.approx([4.0, 4.0])
     assert lo[2] <= 4.0 <= hi[2] and lo[2] < hi[2]
     assert lo[3] == hi[3] == 4.0
+
+
+def test_seed_mean_policy_on_many_random_arrays():
+    """The one NaN policy: "fail" is NaN exactly where a run is not finite, else the plain mean; "skip" is the
+    mean of the finite runs (numpy's nanmean, bit for bit), NaN only where none is finite."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        shape = tuple(rng.integers(1, 6, size=rng.integers(1, 4)))
+        x = rng.normal(size=shape) * 10 ** rng.uniform(-3, 3)
+        bad = rng.random(shape) < rng.choice([0.0, 0.2, 0.7, 1.0])
+        x[bad] = rng.choice([np.nan, np.inf, -np.inf], size=int(bad.sum()))
+        axis = int(rng.integers(-len(shape), len(shape)))
+        ok = np.isfinite(x)
+        fail = stats.seed_mean(x, axis, diverged="fail")
+        assert np.array_equal(np.isnan(fail), ~np.all(ok, axis=axis))
+        every = np.all(ok, axis=axis)
+        with np.errstate(invalid="ignore"):  # inf - inf in the columns the mask drops
+            assert np.array_equal(fail[every], np.mean(x, axis=axis)[every])
+        skip = stats.seed_mean(x, axis, diverged="skip")
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = np.nanmean(np.where(ok, x, np.nan), axis=axis)
+        assert np.array_equal(skip, expected, equal_nan=True)
+        assert np.array_equal(np.isnan(skip), ~np.any(ok, axis=axis))
+    assert np.isnan(stats.seed_mean([np.nan, np.inf], None, diverged="skip"))
+    with pytest.raises(ValueError, match="fail' or 'skip"):
+        stats.seed_mean([1.0], diverged="drop")

@@ -170,7 +170,7 @@ def test_no_sampling_trains_every_task_every_generation():
     config = parse_config(discover(sampling={"tasks_per_generation": 0},
                                    tasks=[{**DISCOVER["tasks"][0], "timesteps": 256}, DISCOVER["tasks"][1]]))
     step = GenerationStep(config)
-    assert [t.name for t in step.tasks_of(7)] == ["CartPole-v1@256", "UmbrellaChain-bsuite@512"]
+    assert [t.name for t in step.problem.tasks_of(7)] == ["CartPole-v1@256", "UmbrellaChain-bsuite@512"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -193,15 +193,16 @@ def test_ppo_normalised_invariants():
 def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     step = GenerationStep(parse_config(discover()))
     # any scale: PPO's own score is 1 + 0 / scale
-    baselines = Baselines(random=measure_random(step), scales={t.name: 1.7 for t in step.tasks}, paired=True)
+    baselines = Baselines(random=measure_random(step.problem), scales={t.name: 1.7 for t in step.problem.tasks},
+                          paired=True)
     es_state = step.init(step.base_key)
     keys = step.keys(0)
     population, _ = step.ask(keys.ask, es_state)
     population = jax.tree.map(lambda x: np.asarray(x).copy(), dist.to_host(population))
-    for leaf, zero in zip(jax.tree.leaves(population), jax.tree.leaves(step.control), strict=True):
+    for leaf, zero in zip(jax.tree.leaves(population), jax.tree.leaves(step.problem.control), strict=True):
         leaf[2] = zero  # member 2 is PPO exactly (every learned piece at zero)
-    fitness = step.population_fitness(dist.to_global(population, step.mesh), keys.tasks, step.tasks_of(0),
-                                      baselines).fitness
+    fitness = step.problem.population_fitness(dist.to_global(population, step.mesh), keys.tasks,
+                                              step.problem.tasks_of(0), baselines).fitness
     assert fitness[2] == 1.0
     assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)
 
@@ -238,7 +239,7 @@ def test_validation_keeps_the_best_generation(full_run):
     # and the kept objective, validated again, scores exactly what was recorded
     step = GenerationStep(parse_config(discover()))
     _, meta = load_objective(out / "objective_best.msgpack")
-    assert step.validation(meta, Baselines(random=measure_random(step), paired=True))[0] == best
+    assert step.problem.validation(meta, Baselines(random=measure_random(step.problem), paired=True))[0] == best
     # commands given the run directory use the kept objective
     from metadisco.evaluate.methods import method_from, run_objective_file
 
@@ -346,8 +347,8 @@ def test_probe_reports_every_task_and_a_verdict(full_run):
     config["tasks"] = [dict(config["tasks"][0]), dict(config["tasks"][1], seeds=4)]
     step = GenerationStep(parse_config(config))
     report = probe(step, repeats=2)
-    assert set(report["tasks"]) == {t.name for t in step.tasks}
-    for task in step.tasks:
+    assert set(report["tasks"]) == {t.name for t in step.problem.tasks}
+    for task in step.problem.tasks:
         stats = report["tasks"][task.name]
         assert stats["seeds"] == 2 * task.cfg.seeds and stats["seed_std"] >= 0 and stats["ppo_gap"] > 0
     assert report["verdict"].split(":")[0] in ("usable", "weak", "noise")

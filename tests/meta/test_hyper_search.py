@@ -168,7 +168,7 @@ def test_units_move_a_setting_by_its_scale_and_stay_in_range():
 def test_members_train_at_their_own_settings_and_zero_units_train_as_without_a_section():
     step = GenerationStep(parse_config(tiny(hyper=LR_LOG)))
     plain = GenerationStep(parse_config(TINY))
-    task, P = step.tasks[0], step.population_size
+    task, P = step.problem.tasks[0], step.population_size
     keys = step.keys(0)
     population, _ = step.ask(keys.ask, step.init())
     meta, units = step.split(dist.to_host(population))
@@ -180,13 +180,13 @@ def test_members_train_at_their_own_settings_and_zero_units_train_as_without_a_s
     np.testing.assert_allclose(lr[:P // 2] * lr[P // 2:], np.float32(0.01) ** 2, rtol=1e-5)  # antithetic in log lr
     # the rows train at those settings: the same members with every unit at zero score otherwise ...
     zeroed = step.hyper.join(meta, {"lr": np.zeros(P, np.float32)})
-    own = step.train_rows(task, dist.to_global(dist.to_host(population), step.mesh), keys.tasks[0])
-    at_zero = step.train_rows(task, dist.to_global(zeroed, step.mesh), keys.tasks[0])
+    own = step.problem.train_rows(task, dist.to_global(dist.to_host(population), step.mesh), keys.tasks[0])
+    at_zero = step.problem.train_rows(task, dist.to_global(zeroed, step.mesh), keys.tasks[0])
     assert not np.array_equal(own, at_zero)
     # ... and at zero units they train exactly as the same objective without a hyper section
     np.testing.assert_array_equal(at_zero, plain.train_rows(task, dist.to_global(meta, plain.mesh), keys.tasks[0]))
     # the PPO control keeps the task's own settings
-    assert step.split(step.control)[1] == {"lr": 0.0}
+    assert step.split(step.problem.control)[1] == {"lr": 0.0}
 
 
 # ---------------------------------------------------------------------------------------------------------

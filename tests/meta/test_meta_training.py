@@ -136,7 +136,7 @@ def test_a_diverged_member_scores_worst_and_the_generation_goes_on():
     for leaf in jax.tree.leaves(poisoned):
         leaf[1] = np.nan
     # one task: fitness is not normalised (no baselines)
-    fitness = step.population_fitness(dist.to_global(poisoned, step.mesh), keys.tasks, step.tasks_of(0),
+    fitness = step.problem.population_fitness(dist.to_global(poisoned, step.mesh), keys.tasks, step.problem.tasks_of(0),
                                       Baselines()).fitness
     assert np.isnan(fitness[1]) and np.all(np.isfinite(np.delete(fitness, 1)))
     assert fitness_stats(fitness)["nan_count"] == 1
@@ -322,7 +322,7 @@ def test_a_users_own_loop_over_the_generation_step_matches_meta_train():
 
     config = parse_config(TINY)
     step = GenerationStep(config)
-    baselines = measure_baselines(step)
+    baselines = measure_baselines(step.problem)
     state = step.init()
     for g in range(config.generations):
         state, out = step(state, g, baselines)

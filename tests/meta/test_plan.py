@@ -38,16 +38,16 @@ def test_env_steps_are_the_runs_own(planned, tmp_path):
 
 def test_memory_and_flops_are_the_real_programs(planned):
     step, result = planned
-    task = step.tasks[0]
+    task = step.problem.tasks[0]
     # the arguments generation 0 gives the program, built as the generation step builds them
     keys = step.keys(0)
     population = dist.to_host(step.ask(keys.ask, step.init())[0])
-    rows = paired.with_control(population, step.control, step.devices)
-    args = step.program_args(task, dist.to_global(rows, step.mesh), paired.rows_of(keys.tasks[0][0], 8))
+    rows = paired.with_control(population, step.problem.control, step.devices)
+    args = step.problem.program_args(task, dist.to_global(rows, step.mesh), paired.rows_of(keys.tasks[0][0], 8))
     compiled = task.population_program.lower(*args).compile()
     stats = compiled.memory_analysis()
     (program,) = [p for p in result.programs if p.role == "train"]
-    assert program.rows == step.population_rows() == 8
+    assert program.rows == step.problem.population_rows() == 8
     assert program.memory.total == (stats.argument_size_in_bytes + stats.output_size_in_bytes
                                     + stats.temp_size_in_bytes - stats.alias_size_in_bytes
                                     + stats.generated_code_size_in_bytes)

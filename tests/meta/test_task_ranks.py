@@ -148,7 +148,7 @@ def test_without_combine_a_run_is_bit_identical_to_before(tmp_path):
 
 def test_the_es_is_told_the_mean_of_task_ranks_and_the_report_is_the_mean():
     step = GenerationStep(parse_config(RANK))
-    baselines = measure_baselines(step, {}, lambda message: None)
+    baselines = measure_baselines(step.problem, {}, lambda message: None)
     state = step.init()
     es_state, out = step(state, 0, baselines)
     assert [t.name for t in out.tasks] == NAMES and len(out.scores) == 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from metadisco.meta.fitness import to_minimise
-from metadisco.meta.step import combine, member_fitness
+from metadisco.meta.problem import combine, member_fitness
 from metadisco.trainers.base import Metrics
 from metadisco.trainers.metrics import final_return, mean_return
 

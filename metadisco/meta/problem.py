@@ -1,0 +1,274 @@
+"""The meta-problem: what a population of ES points is scored on, and how (the problem half of evosax's
+strategy / problem split; the strategy half is `metadisco.meta.strategy`, and `metadisco.meta.step` joins
+them into one generation).
+
+With P members, T tasks and S seeds per member and task:
+
+    for each task t (tasks of different shapes run one after another, one compiled program each):
+        returns_t = population_program_t(population, keys_t, hypers_t)  # [P, S]; members sharded over the mesh
+    fitness = mean over tasks of (mean over seeds of returns_t) / |baseline_t|    # [P], higher is better
+    told = fitness, or with `combine: rank` mean over tasks of centred ranks within each task   # [P]
+
+All members of a generation train with the same S keys (common random numbers: antithetic pairs differ only
+in their perturbation). A member with a non-finite return on any seed (diverged) gets NaN fitness, which
+`metadisco.meta.fitness.to_minimise` makes the worst. With `normalise: paired` PPO trains on the same seed
+keys in the same call and each member scores 1 + (member - PPO) / ppo_gap per task (`metadisco.meta.paired`).
+
+What the ES is told and what is reported are kept apart: `fitness` (metrics.jsonl's `fitness_*`) is always the
+normalised mean over tasks; with `combine: rank` the ES is told the mean of the members' centred ranks within
+each task instead (`metadisco.meta.fitness.mean_task_ranks`), so that every task counts equally in its ranking.
+
+With a `hyper:` section an ES point is {"objective": meta-parameters, "hyper": {setting: units}}
+(`metadisco.meta.hyper_search`): the population program trains each member's objective with its own
+hyperparameters (the task's own values moved by the member's units), and the PPO control keeps the task's own.
+
+Every key derives from (config.seed, generation), so a resumed run repeats exactly what the uninterrupted run
+would have done. A fixed point (the ES mean, a kept objective) is scored on fresh seeds (a key stream training
+never uses, the same at every evaluation, so evaluations pair), reusing the compiled population program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from metadisco.core.errors import UserError
+from metadisco.core.stats import seed_mean
+from metadisco.envs import ONE_DEVICE_WHY, runs_on_one_device
+from metadisco.meta import paired
+from metadisco.meta.config import MetaConfig
+from metadisco.meta.fitness import mean_task_ranks, ppo_gap
+from metadisco.meta.tasks import Task, build_tasks, sample_tasks
+from metadisco.parallel import hosts as dist
+
+EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
+VALIDATION_STREAM = 0x7FFFFFFC
+REFERENCE_STREAM = 0x7FFFFFFB
+
+
+def generation_keys(base_key, generation: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ask, tell, train) keys of generation `generation`: the one derivation the strategy and the problem
+    share."""
+    ask, tell, train = jax.random.split(jax.random.fold_in(base_key, generation), 3)
+    return np.asarray(ask), np.asarray(tell), np.asarray(train)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fitness of a population
+
+
+def member_fitness(returns: np.ndarray) -> np.ndarray:
+    """[P, S] returns -> [P]: mean over seeds, NaN when any seed is not finite (diverged): a member that
+    diverges on one seed ranks last (`seed_mean`'s "fail")."""
+    return seed_mean(returns, -1, diverged="fail")
+
+
+def scale(per_task: list[np.ndarray], normalisers: list[float | None]) -> list[np.ndarray]:
+    """Each task's fitness [P] divided by the size of its normaliser (when it has one): the per-task scores of
+    fixed normalisation.
+
+    Dividing by |baseline| keeps the order of members on envs whose returns are negative (Acrobot, Pendulum),
+    where dividing by the baseline itself would rank the worst member first."""
+    return [f / abs(n) if n else f for f, n in zip(per_task, normalisers, strict=True)]
+
+
+def combine(per_task: list[np.ndarray], normalisers: list[float | None]) -> np.ndarray:
+    """Mean over tasks of each task's fitness divided by the size of its normaliser (`scale`): [P]."""
+    return np.mean(np.stack(scale(per_task, normalisers)), axis=0)
+
+
+@dataclass(frozen=True)
+class PopulationFitness:
+    returns: list[np.ndarray]  # per task: [P, S] returns
+    fitness: np.ndarray  # [P] the normalised mean over tasks (reported), higher is better; NaN: diverged member
+    ppo: dict[str, float]  # paired normalisation: PPO's fitness per task name on the same keys (else empty)
+    scores: list[np.ndarray]  # per task: [P] members' normalised scores, in the units of `fitness`
+    told: np.ndarray  # [P] what the ES is told (higher is better): `fitness` itself, or with combine: rank the
+    # mean over tasks of centred ranks (`metadisco.meta.fitness.mean_task_ranks`)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the problem
+
+
+class MetaProblem:
+    """The tasks of a meta-training config and how a population is scored on them.
+
+    `evaluate(population, generation, baselines) -> PopulationFitness` trains every ES point of `population`
+    (device pytree, leaves [P, ...]) on the generation's tasks with the generation's seeds and scores it; one
+    compiled population program per task, so a generation crosses to the host once per task (its returns) and
+    once for the keys. `mean_fitness` and `validation` score one fixed point on fresh seeds.
+    """
+
+    def __init__(self, config: MetaConfig, mesh, hyper, control, base_key):
+        self.config = config
+        self.mesh = mesh
+        self.hyper = hyper  # the settings evolved with the objective (empty: none)
+        self.control = control  # PPO's ES point: every learned piece at zero, units zero
+        self.base_key = base_key
+        self.paired = config.normalise == "paired"
+        self.ranked = config.combine == "rank"
+        P = config.strategy.population_size
+        self._tile = jax.jit(lambda mean: jax.tree.map(lambda x: jnp.broadcast_to(x, (P, *x.shape)), mean),
+                             out_shardings=dist.replicated(mesh))
+        one_device = [t.env for t in (*config.tasks, *config.validation.tasks) if runs_on_one_device(t.env)]
+        if one_device and mesh.devices.size > 1:
+            raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}; meta-train with --devices 1")
+        self.task_lengths = build_tasks(config.tasks, config.objective, config.fitness, mesh)
+        self.tasks: list[Task] = [t for lengths in self.task_lengths for t in lengths]  # every (env, length)
+        self.valid_tasks: list[Task] = [t for lengths in build_tasks(
+            config.validation.tasks, config.objective, config.fitness, mesh, "validation.tasks")
+            for t in lengths]
+
+    @property
+    def population_size(self) -> int:
+        return self.config.strategy.population_size
+
+    @property
+    def devices(self) -> int:
+        return int(self.mesh.devices.size)
+
+    # -- keys -----------------------------------------------------------------------------------------
+
+    def tasks_of(self, generation: int) -> list[Task]:
+        """The tasks (env and training length) generation `generation` trains on."""
+        key = jax.random.fold_in(self.base_key, generation)
+        return sample_tasks(key, self.task_lengths, self.config.sampling.tasks_per_generation,
+                            dict(self.config.sampling.scale))
+
+    def task_keys(self, generation: int) -> list[np.ndarray]:
+        """Seed keys of generation `generation`, per task of `tasks_of(generation)`: [P, S, 2], shared by the
+        members; a config task's seeds do not depend on which length it is drawn at."""
+        P = self.population_size
+        train_key = generation_keys(self.base_key, generation)[2]
+        out = []
+        for task in self.tasks_of(generation):
+            seeds = jax.random.split(jax.random.fold_in(train_key, task.index), task.cfg.seeds)
+            out.append(np.broadcast_to(np.asarray(seeds), (P, *seeds.shape)))
+        return out
+
+    def population_rows(self) -> int:
+        """Rows of the paired population program: P members, PPO, padding to the device count."""
+        return paired.count_rows(self.population_size, self.devices)
+
+    def fresh_keys(self, task: Task) -> np.ndarray:
+        """Fresh seeds of a training task, [pairs, S, 2]: as many (meta, PPO) pairs as the population's
+        rows hold, from a stream training never uses, the same at every evaluation (so evaluations pair)."""
+        pairs = self.population_rows() // 2
+        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, EVAL_STREAM), task.index)
+        stream = jax.random.fold_in(stream, task.timesteps)
+        return np.asarray(jax.random.split(stream, pairs * task.cfg.seeds)).reshape(pairs, task.cfg.seeds, -1)
+
+    def validation_keys(self, task: Task) -> np.ndarray:
+        """The fixed validation seeds of a validation task: [1, S, 2] (one pair)."""
+        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, VALIDATION_STREAM), task.index)
+        return np.asarray(jax.random.split(stream, task.cfg.seeds))[None]
+
+    def reference_keys(self, task: Task) -> np.ndarray:
+        """Seeds of PPO's reference score on a training task (paired normalisation's scale): [rows, S, 2]."""
+        rows = self.population_rows()
+        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, REFERENCE_STREAM), task.index)
+        keys = np.asarray(jax.random.split(jax.random.fold_in(stream, task.timesteps), rows * task.cfg.seeds))
+        return keys.reshape(rows, task.cfg.seeds, -1)
+
+    def _mean_keys(self) -> list[np.ndarray]:
+        """Fresh seeds for the ES mean without paired normalisation: [P, S, 2] per task."""
+        P = self.population_size
+        stream = jax.random.fold_in(self.base_key, EVAL_STREAM)
+        out = []
+        for t, task in enumerate(self.tasks):
+            keys = jax.random.split(jax.random.fold_in(stream, t), P * task.cfg.seeds)
+            out.append(np.asarray(keys).reshape(P, task.cfg.seeds, -1))
+        return out
+
+    # -- fitness --------------------------------------------------------------------------------------
+
+    def train_rows(self, task: Task, rows, keys) -> np.ndarray:
+        """Run `task`'s population program on `rows` (ES points, device pytree, leaves [M, ...]) and host seed
+        keys [M, S, 2]: returns [M, S] (host). With a `hyper:` section each row trains with the task's own
+        hyperparameters moved by its units; without, every row has the task's own."""
+        return dist.to_host(task.population_program(*self.program_args(task, rows, keys)))
+
+    def program_args(self, task: Task, rows, keys) -> tuple:
+        """The arguments `train_rows` gives `task.population_program` (a dry run compiles it with them)."""
+        meta, units = self.hyper.split(rows)
+        if units is None:
+            hypers = task.hypers(np.shape(keys)[0])
+        else:
+            hypers = self.hyper.task_hypers(task.train_config, dist.to_host(units))
+        return meta, dist.to_global(keys, self.mesh), dist.to_global(hypers, self.mesh)
+
+    def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
+                           ) -> PopulationFitness:
+        """Train the population on `tasks` with `task_keys` and score it against `baselines`
+        (`metadisco.meta.baselines.Baselines`)."""
+        if not self.paired:
+            normalisers = baselines.normalisers_of(tasks)
+            returns = [self.train_rows(task, population, keys) for task, keys in zip(tasks, task_keys, strict=True)]
+            scores = scale([member_fitness(r) for r in returns], normalisers)
+            fitness = np.mean(np.stack(scores), axis=0)  # = combine(...)
+            return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores))
+        P = self.population_size
+        rows = dist.to_global(paired.with_control(dist.to_host(population), self.control, self.devices), self.mesh)
+        returns, scores, controls = [], [], []
+        for task, keys in zip(tasks, task_keys, strict=True):
+            out = self.train_rows(task, rows, paired.rows_of(keys[0], paired.count(rows)))
+            ppo = member_fitness(out[P:P + 1])[0]
+            controls.append(ppo)
+            returns.append(out[:P])
+            scores.append(paired.relative(member_fitness(out[:P]), ppo, baselines.scales[task.name]))
+        ppo_scores = {t.name: float(c) for t, c in zip(tasks, controls, strict=True)}
+        fitness = paired.combine_tasks(scores, controls)
+        return PopulationFitness(returns, fitness, ppo_scores, scores, self.to_tell(fitness, scores))
+
+    def to_tell(self, fitness: np.ndarray, scores: list[np.ndarray]) -> np.ndarray:
+        """What the ES is told [P] (higher is better), from the reported `fitness` [P] and the per-task `scores`:
+        `fitness` itself (combine: mean), or the mean over tasks of the members' centred ranks within each task
+        (combine: rank; a task no member has a finite score on is left out, see `mean_task_ranks`)."""
+        return mean_task_ranks(scores) if self.ranked else fitness
+
+    def evaluate(self, population, generation: int, baselines) -> PopulationFitness:
+        """Train `population` on generation `generation`'s tasks with its seeds and score it."""
+        return self.population_fitness(population, self.task_keys(generation), self.tasks_of(generation),
+                                       baselines)
+
+    # -- one fixed point ------------------------------------------------------------------------------
+
+    def score_paired(self, meta, tasks: list[Task], keys_of, baselines, min_rows: int = 0
+                     ) -> tuple[float | None, dict]:
+        """PPO-normalised score of one ES point `meta` (the objective, and hyper units if searched) against PPO
+        on the same keys: each task's rows are (meta, PPO) pairs, pair j on seeds `keys_of(task)[j]`, padded to
+        `min_rows` (the population's row count reuses the population's compiled program); (mean over tasks,
+        {task name: score})."""
+        per_task = {}
+        for task in tasks:
+            keys = keys_of(task)  # [pairs, S, 2]
+            rows, n = paired.pairs(meta, self.control, keys.shape[0], self.devices, min_rows)
+            out = self.train_rows(task, dist.to_global(rows, self.mesh), paired.pair_keys(keys, n))
+            half = keys.shape[0]
+            mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
+            scale = baselines.scales.get(task.name) or float(ppo_gap(ppo, baselines.random[task.cfg.env]))
+            per_task[task.name] = float(paired.relative(np.asarray([mine]), ppo, scale)[0])
+        values = np.asarray(list(per_task.values()))
+        value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
+        return value, per_task
+
+    def mean_fitness(self, meta, baselines) -> float | None:
+        """Fitness (higher is better) of the ES point `meta` (e.g. the ES mean) over P x S fresh seeds per
+        task (paired: PPO-normalised on fresh seeds of every task at every length); None if all diverged."""
+        if self.paired:
+            return self.score_paired(meta, self.tasks, self.fresh_keys, baselines, self.population_rows())[0]
+        population = self._tile(dist.to_global(meta, self.mesh))
+        returns = [self.train_rows(task, population, keys) for task, keys in zip(self.tasks, self._mean_keys(),
+                                                                                 strict=True)]
+        # Every run counts as one seed of one point (the mean): average the finite runs of each task.
+        per_task = [float(seed_mean(r, None, diverged="skip")) for r in returns]
+        value = combine([np.asarray([v]) for v in per_task], baselines.normalisers_of(self.tasks))[0]
+        return float(value) if np.isfinite(value) else None
+
+    def validation(self, meta, baselines) -> tuple[float | None, dict]:
+        """The PPO-normalised score of the ES point `meta` on the validation tasks (every length of each)."""
+        return self.score_paired(meta, self.valid_tasks, self.validation_keys, baselines)
