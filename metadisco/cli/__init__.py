@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 
-from metadisco.cli.common import positive_int
+from metadisco.cli.common import positive_int, start_processes
 from metadisco.core.errors import MetadiscoWarning, UserError
 
 # name -> module under metadisco.cli, in the order `metadisco --help` lists them.
@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            start_processes(args)  # --distributed: before anything touches a device
             load_plugins(args)
             status = args.run(args) or 0
             sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -102,19 +103,66 @@ def positive_float(name: str):
 
 def output_dir(path: str, lock: bool = True) -> Path:
     """--out as a directory that exists and can be written in, checked before any work (see `metadisco.core.io`),
-    and, with `lock`, this process's alone to write until the command ends (`metadisco.core.lock`)."""
+    and, with `lock`, this process's alone to write until the command ends (`metadisco.core.lock`); in a
+    multi-process run only the writer (process 0) locks it, and only it writes."""
     from metadisco.core import lock as rundir_lock
 
     out = check_output_dir(path, "--out")
-    if lock:
+    if lock and is_writer():
         rundir_lock.hold(out, say)
     return out
 
 
 def show_progress(args) -> bool:
     """Progress bars and per-round lines: unless --no-progress, and only when stderr is a terminal (a log file
-    or a pipe gets no bar redraws)."""
-    return getattr(args, "progress", True) and sys.stderr.isatty()
+    or a pipe gets no bar redraws); in a multi-process run only on process 0."""
+    return getattr(args, "progress", True) and sys.stderr.isatty() and is_writer()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# several processes: every command whose work is sharded over the one mesh (meta-train, probe, evaluate,
+# sweep, pbt) can run across hosts through JAX's multi-controller runtime
+
+
+_WRITER = [True]  # this process prints progress and writes files: False on processes other than 0
+
+
+def add_distributed_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--distributed", action="store_true",
+                        help="run as one process of several (jax.distributed.initialize(); also implied by "
+                             "JAX_COORDINATOR_ADDRESS and JAX_NUM_PROCESSES): the work is sharded over every "
+                             "device of every process, and only process 0 prints and writes")
+
+
+def start_processes(args) -> None:
+    """Join the multi-process run when the command was asked to (--distributed, or the usual environment
+    variables), before anything touches a device. Commands without the option are never distributed."""
+    from metadisco.parallel import hosts
+
+    if not hasattr(args, "distributed") or not (args.distributed or hosts.wants_distributed()):
+        return
+    if args.devices is not None:
+        raise UserError("--devices selects devices of one process; a multi-process run uses every device of "
+                        "every process")
+    _native_stdout_to_stderr()
+    hosts.initialize()
+    _WRITER[0] = hosts.is_writer()
+
+
+def _native_stdout_to_stderr() -> None:
+    """Point file descriptor 1 at standard error and keep Python's `sys.stdout` on the real standard output.
+    Code below Python writes to descriptor 1 directly: gloo, JAX's CPU collectives, prints "[Gloo] Rank 0 is
+    connected to 1 peer ranks ..." with std::cout when a collective first runs, which would break a script
+    that parses the command's output."""
+    sys.stdout.flush()
+    real = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = open(real, "w", buffering=1, encoding=sys.stdout.encoding, errors=sys.stdout.errors)  # noqa: SIM115
+
+
+def is_writer() -> bool:
+    """This process prints and writes: always, but for processes other than 0 of a multi-process run."""
+    return _WRITER[0]
 
 
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -130,6 +178,8 @@ def seed_override(args) -> list[str]:
 
 
 def say(message: str) -> None:
-    """Progress for people, on stderr so stdout stays parseable."""
+    """Progress for people, on stderr so stdout stays parseable (process 0's alone in a multi-process run)."""
+    if not is_writer():
+        return
     sys.stderr.write(message + "\n")
     sys.stderr.flush()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from metadisco.cli.common import (
     MAX_TIMESTEPS,
     add_baseline_cache_option,
+    add_distributed_option,
     add_dry_run_options,
     add_set_option,
     positive_int,
@@ -42,6 +43,7 @@ def add_parser(sub, name):
     p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
     add_baseline_cache_option(p)
     add_dry_run_options(p)
+    add_distributed_option(p)
     p.set_defaults(run=run)
 
 
@@ -71,7 +73,7 @@ def run(args) -> int:
             ci = block["ci95"]
             ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
             say(f"P({name}) on {score} = {block['p']:.2f}{ci_text}")
-    say(f"wrote {args.out}/eval.json, eval.md and figures")
+    say(f"wrote {args.out}/eval.json, eval.md and figures")  # say: process 0 only
     return 0
 
 

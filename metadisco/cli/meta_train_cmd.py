@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from metadisco.cli.common import (
     add_baseline_cache_option,
+    add_distributed_option,
     add_dry_run_options,
     add_seed_option,
     add_set_option,
@@ -25,24 +26,12 @@ def add_parser(sub, name):
     add_baseline_cache_option(p)
     add_dry_run_options(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
-    p.add_argument("--distributed", action="store_true",
-                   help="call jax.distributed.initialize() first (several hosts; also implied by "
-                        "JAX_COORDINATOR_ADDRESS and JAX_NUM_PROCESSES)")
+    add_distributed_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     use_baseline_cache(args)
-    from metadisco.parallel import hosts as dist
-    from metadisco.parallel.sharding import make_mesh
-
-    distributed = args.distributed or dist.wants_distributed()
-    if distributed:
-        if args.devices is not None:
-            raise UserError("--devices selects devices of one process; a multi-process run uses every device "
-                            "of every process")
-        dist.initialize()  # before anything touches a device
-
     import jax
 
     from metadisco.meta.horizon import horizon_note
@@ -50,6 +39,8 @@ def run(args) -> int:
     from metadisco.meta.loop import run_meta_training
     from metadisco.meta.step import GenerationStep
     from metadisco.parallel import devices
+    from metadisco.parallel import hosts as dist
+    from metadisco.parallel.sharding import make_mesh
     from metadisco.runs.rundir import RunDir
 
     config = load_config(args.config, seed_override(args))

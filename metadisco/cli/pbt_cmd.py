@@ -4,7 +4,15 @@ with --resume, bit for bit)."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_seed_option, add_set_option, say, seed_override, show_progress
+from metadisco.cli.common import (
+    add_distributed_option,
+    add_seed_option,
+    add_set_option,
+    is_writer,
+    say,
+    seed_override,
+    show_progress,
+)
 from metadisco.core.errors import DiskFullError, UserError
 
 
@@ -14,6 +22,7 @@ def add_parser(sub, name):
     add_set_option(p)
     add_seed_option(p, "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="run directory")
+    add_distributed_option(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.set_defaults(run=run)
 
@@ -28,7 +37,7 @@ def run(args) -> int:
 
     cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work
-    run_dir = RunDir(args.out, say=say)
+    run_dir = RunDir(args.out, say=say, writer=is_writer())
     run_dir.check_before_run(args.resume)
     say(f"pbt: {cfg.population} agents on {cfg.env}, {rounds} rounds of {cfg.ready.updates} updates of "
         f"{config.batch_size} steps (compiling first)")

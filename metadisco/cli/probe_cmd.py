@@ -6,8 +6,10 @@ import math
 
 from metadisco.cli.common import (
     add_baseline_cache_option,
+    add_distributed_option,
     add_seed_option,
     add_set_option,
+    is_writer,
     positive_int,
     say,
     seed_override,
@@ -25,6 +27,7 @@ def add_parser(sub, name):
                    help="blocks of the config's seeds per member (default 4: 4 x seeds runs of each member)")
     add_baseline_cache_option(p)
     p.add_argument("--out", default=None, help="also write the figures as JSON to this file")
+    add_distributed_option(p)
     p.set_defaults(run=run)
 
 
@@ -47,12 +50,14 @@ def run(args) -> int:
     config = load_config(args.config, seed_override(args))
     meta_run = GenerationStep(config)
     say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
-        f"{len(meta_run.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
+        f"{len(meta_run.problem.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
     if note := horizon_note(config):
         say(note)
-    with tqdm(total=len(meta_run.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True,
+    with tqdm(total=len(meta_run.problem.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True,
               disable=not show_progress(args)) as bar:
         report = probe(meta_run, args.repeats, bar)
+    if not is_writer():  # another process of a multi-process run: process 0 writes and prints the table
+        return 0
     if args.out:
         atomic_write_text(args.out, json.dumps(to_jsonable(report), indent=2) + "\n")
     # The control every member is paired with: the objective at zero meta-parameters (PPO unless it says otherwise).

@@ -4,7 +4,15 @@ best point), DIR/sweep.md (a table) and DIR/sweep.png."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import add_seed_option, add_set_option, output_dir, say, seed_override
+from metadisco.cli.common import (
+    add_distributed_option,
+    add_seed_option,
+    add_set_option,
+    is_writer,
+    output_dir,
+    say,
+    seed_override,
+)
 
 
 def add_parser(sub, name):
@@ -13,6 +21,7 @@ def add_parser(sub, name):
     add_set_option(p)
     add_seed_option(p, "the random points and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="output directory")
+    add_distributed_option(p)
     p.set_defaults(run=run)
 
 
@@ -33,6 +42,8 @@ def run(args) -> int:
         f"{config.num_updates} updates of {config.batch_size} steps each, one compiled call over "
         f"{min(len(used), len(points) * cfg.seeds)} device(s) (compiling first)")
     summary = summarise(cfg, run_sweep(cfg, used))
+    if not is_writer():  # another process of a multi-process run: process 0 writes and reports
+        return 0
     atomic_write_text(out / "config.yaml", yaml.safe_dump(cfg.to_plain(), sort_keys=False))
     write_json(out / "sweep.json", summary)
     atomic_write_text(out / "sweep.md", render_markdown(summary))

@@ -74,6 +74,8 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
 
     The methods x seeds of each env are sharded over `devices` (default: every device of this process).
     `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
+    import jax
+
     from metadisco.core.io import check_output_dir
     from metadisco.evaluate import summary
 
@@ -83,13 +85,17 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
         raise unknown_name_error("--score", score, summary.SCORES)
     methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset)
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
+    if jax.process_index() != 0:  # another process of a multi-process run trains its share; process 0 writes
+        return _train_and_write(out, envs, methods, configs, num_seeds, seed, False, devices, score, write=False)
     with rundir_lock.writing(out):  # one writer per directory
         return _train_and_write(out, envs, methods, configs, num_seeds, seed, show_progress, devices, score)
 
 
 def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs: dict, num_seeds: int, seed: int,
-                     show_progress: bool, devices, score: str) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
-    """Train every method on every env and write the report files under `out` (checked, and locked)."""
+                     show_progress: bool, devices, score: str, write: bool = True
+                     ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+    """Train every method on every env and, with `write`, write the report files under `out` (checked, and
+    locked)."""
     import jax
     from tqdm import tqdm
 
@@ -128,6 +134,8 @@ def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs:
         "random_policy_return": random_returns,
         "configs": {e: config_to_dict(c) for e, c in configs.items()},
     }
+    if not write:
+        return {"settings": report.pop("settings"), **report}, results
     out.mkdir(parents=True, exist_ok=True)
     figure_files = {}
     for env in envs:

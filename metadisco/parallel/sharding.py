@@ -8,6 +8,10 @@ has work. When n does not divide R, the run axis is padded with copies of the fi
 dropped: wall time goes with ceil(R / n) either way, and every real run keeps its own key. Fewer runs than
 devices use R devices (`devices_for`).
 
+Several processes (`metadisco.parallel.hosts`, `--distributed`): `devices` are then every process's devices
+(`jax.devices()`), every process passes the same host arguments to `place`, and `gather` all-gathers, so each
+process holds every result; only process 0 writes.
+
 Determinism: run i always lands on the same device at the same place in its batch for a given R and device
 count, so repeating a call gives bit-identical results. Another device count changes the batch each device
 vmaps, XLA may then reassociate float sums differently, and results agree statistically, not bitwise.
@@ -97,5 +101,15 @@ def place(args: tuple, devices: Sequence, in_axes: tuple) -> tuple:
 
 
 def gather(tree, runs: int):
-    """Padded results -> numpy, the first `runs` rows (the real runs)."""
-    return jax.tree.map(lambda x: np.asarray(x)[:runs], tree)
+    """Padded results -> numpy, the first `runs` rows (the real runs). In a multi-process run a result spans
+    several processes' devices: it is all-gathered first, so every process holds all of it (and goes on with
+    the same numbers)."""
+
+    def host(x):
+        if isinstance(x, jax.Array) and not x.is_fully_addressable:
+            from jax.experimental import multihost_utils
+
+            x = multihost_utils.process_allgather(x, tiled=True)
+        return np.asarray(x)[:runs]
+
+    return jax.tree.map(host, tree)

@@ -13,6 +13,7 @@ from metadisco.cli.common import show_progress
 LONG_WORK = ("train", "meta-train", "probe", "bench", "evaluate", "distil", "sweep", "pbt")
 COMMON = ("--no-progress", "--devices", "--no-compile-cache", "--plugin")
 SEEDED = ("train", "meta-train", "probe", "evaluate", "distil", "sweep", "pbt")
+SHARDED = ("meta-train", "probe", "evaluate", "sweep", "pbt")  # work sharded over the one mesh: --distributed
 
 
 def help_text(command: str) -> str:
@@ -26,7 +27,8 @@ def help_text(command: str) -> str:
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_that_works_long_takes_the_common_options(command):
     text = help_text(command)
-    wanted = (COMMON if command in LONG_WORK else ()) + (("--seed",) if command in SEEDED else ())
+    wanted = ((COMMON if command in LONG_WORK else ()) + (("--seed",) if command in SEEDED else ())
+              + (("--distributed",) if command in SHARDED else ()))
     assert [option for option in wanted if option not in text] == []
 
 

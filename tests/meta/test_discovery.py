@@ -122,13 +122,13 @@ def test_horizon_note_names_the_evaluation_envs_whose_run_length_training_never_
 def test_task_sampling_is_a_function_of_seed_and_generation():
     a = GenerationStep(parse_config(discover(generations=0)))
     b = GenerationStep(parse_config(discover(generations=0)))
-    draws = [[t.name for t in a.tasks_of(g)] for g in range(40)]
-    assert draws == [[t.name for t in b.tasks_of(g)] for g in range(40)]
+    draws = [[t.name for t in a.problem.tasks_of(g)] for g in range(40)]
+    assert draws == [[t.name for t in b.problem.tasks_of(g)] for g in range(40)]
     assert all(len(d) == 1 for d in draws)  # tasks_per_generation: 1
     # every task and every length is drawn, in some generations and not others
     assert {d[0] for d in draws} == {"CartPole-v1@256", "CartPole-v1@512", "UmbrellaChain-bsuite@512"}
     c = GenerationStep(parse_config(discover(generations=0, seed=1)))
-    assert draws != [[t.name for t in c.tasks_of(g)] for g in range(40)]
+    assert draws != [[t.name for t in c.problem.tasks_of(g)] for g in range(40)]
     # a task's seed keys do not depend on which length it is drawn at
     keys = [a.keys(g).tasks[0] for g in range(3)]
     assert keys[0].shape == (4, 2, 2) and not np.array_equal(keys[0], keys[1])
@@ -137,9 +137,9 @@ def test_task_sampling_is_a_function_of_seed_and_generation():
 def test_drawn_settings_are_log_uniform_in_range_per_seed_generation_and_task():
     a = GenerationStep(parse_config(discover(generations=0)))
     b = GenerationStep(parse_config(discover(generations=0)))
-    own = {t.name: t.train_config.lr for t in a.tasks}
-    drawn = [(t.name, t.train_config.lr / own[t.name]) for g in range(200) for t in a.tasks_of(g)]
-    assert drawn == [(t.name, t.train_config.lr / own[t.name]) for g in range(200) for t in b.tasks_of(g)]
+    own = {t.name: t.train_config.lr for t in a.problem.tasks}
+    drawn = [(t.name, t.train_config.lr / own[t.name]) for g in range(200) for t in a.problem.tasks_of(g)]
+    assert drawn == [(t.name, t.train_config.lr / own[t.name]) for g in range(200) for t in b.problem.tasks_of(g)]
     factors = np.asarray([f for _, f in drawn])
     assert np.all((factors >= 0.5 * (1 - 1e-6)) & (factors <= 2.0 * (1 + 1e-6)))
     # log-uniform on [log 0.5, log 2]: the log factor's mean is 0 and its quartiles are at -+0.347, to within
@@ -153,17 +153,18 @@ def test_drawn_settings_are_log_uniform_in_range_per_seed_generation_and_task():
     every = GenerationStep(parse_config(discover(generations=0, sampling={"tasks_per_generation": 0,
                                                                          "scale": {"lr": [0.5, 2.0]}})))
     for g in range(30):
-        mine = {t.index: t.train_config.lr / own[t.name] for t in a.tasks_of(g)}
-        all_tasks = {t.index: t.train_config.lr / own[t.name] for t in every.tasks_of(g)}
+        mine = {t.index: t.train_config.lr / own[t.name] for t in a.problem.tasks_of(g)}
+        all_tasks = {t.index: t.train_config.lr / own[t.name] for t in every.problem.tasks_of(g)}
         assert all(all_tasks[i] == f for i, f in mine.items())
     # the drawn settings are traced: one compiled program serves every draw
-    drawn_tasks = [t for g in range(10) for t in a.tasks_of(g)]
-    assert {id(t.population_program) for t in drawn_tasks} <= {id(t.population_program) for t in a.tasks}
+    drawn_tasks = [t for g in range(10) for t in a.problem.tasks_of(g)]
+    assert {id(t.population_program) for t in drawn_tasks} <= {id(t.population_program) for t in a.problem.tasks}
     # the hypers every row of the generation trains with carry the drawn value
-    t = a.tasks_of(3)[0]
+    t = a.problem.tasks_of(3)[0]
     assert np.all(np.asarray(t.hypers(5).lr) == np.float32(t.train_config.lr))
     c = GenerationStep(parse_config(discover(generations=0, seed=1)))
-    assert [f for _, f in drawn[:20]] != [t.train_config.lr / own[t.name] for g in range(20) for t in c.tasks_of(g)]
+    assert [f for _, f in drawn[:20]] != [t.train_config.lr / own[t.name] for g in range(20)
+                                          for t in c.problem.tasks_of(g)]
 
 
 def test_no_sampling_trains_every_task_every_generation():

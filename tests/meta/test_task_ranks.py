@@ -167,7 +167,7 @@ def test_the_es_is_told_the_mean_of_task_ranks_and_the_report_is_the_mean():
         np.testing.assert_array_equal(a, b)
     # without the key the ES is told the reported fitness itself
     mean_step = GenerationStep(parse_config(recorder.CONFIG))
-    assert not mean_step.ranked and mean_step.to_tell(out.fitness, out.scores) is out.fitness
+    assert not mean_step.problem.ranked and mean_step.problem.to_tell(out.fitness, out.scores) is out.fitness
 
 
 @pytest.fixture(scope="module")

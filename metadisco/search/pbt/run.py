@@ -157,7 +157,8 @@ def run_pbt(cfg: PBTConfig, out: str | Path | None, resume: bool = False, device
     """Run (or resume) PBT into the run directory `out` (None: nothing written); `say` gets a line per round
     when `progress`, and the run directory's notes always."""
     say = say or (lambda message: None)
-    run_dir = RunDir(out, say=say) if out is not None else None
+    # Only process 0 of a multi-process run writes; every process reads a checkpoint to resume from.
+    run_dir = RunDir(out, say=say, writer=jax.process_index() == 0) if out is not None else None
     with run_dir.writing() if run_dir is not None else contextlib.nullcontext():  # one writer per directory
         return _run_pbt(cfg, run_dir, resume, devices, say, plot, progress)
 
