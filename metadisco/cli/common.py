@@ -119,6 +119,25 @@ def show_progress(args) -> bool:
     return getattr(args, "progress", True) and sys.stderr.isatty() and is_writer()
 
 
+def add_track_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--track", action="append", default=[], metavar="wandb|tensorboard",
+                        help="also log the metrics to Weights & Biases (offline unless WANDB_MODE=online) or to "
+                             "TensorBoard event files in the output directory (repeatable or comma-separated; "
+                             "pip install 'metadisco[track]'); metrics.jsonl stays the record")
+
+
+def open_tracking(args, directory, config: dict | None = None):
+    """The run's `metadisco.runs.tracking.Tracking` for --track (None without it, or on a process that does
+    not write)."""
+    from metadisco.runs.tracking import check_trackers
+    from metadisco.runs.tracking import open_tracking as open_
+
+    kinds = check_trackers(getattr(args, "track", []))
+    if not kinds or not is_writer():
+        return None
+    return open_(kinds, directory, Path(directory).name, config)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # several processes: every command whose work is sharded over the one mesh (meta-train, probe, evaluate,
 # sweep, pbt) can run across hosts through JAX's multi-controller runtime

@@ -8,6 +8,8 @@ from metadisco.cli.common import (
     add_dry_run_options,
     add_seed_option,
     add_set_option,
+    add_track_option,
+    open_tracking,
     say,
     seed_override,
     show_progress,
@@ -27,6 +29,7 @@ def add_parser(sub, name):
     add_dry_run_options(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
     add_distributed_option(p)
+    add_track_option(p)
     p.set_defaults(run=run)
 
 
@@ -48,6 +51,7 @@ def run(args) -> int:
         return dry_run(args, config)
     if args.out is None:
         raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
+    tracking = open_tracking(args, args.out, config.to_dict())  # --track checked before any work
     run_dir = RunDir(args.out, writer=dist.is_writer())
     run_dir.check_before_run(args.resume)
     mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
@@ -59,7 +63,8 @@ def run(args) -> int:
         if note := horizon_note(config):
             say(note)
     try:
-        result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True)
+        result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True,
+                                   callbacks=[tracking] if tracking is not None else [])
     except DiskFullError as e:
         raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
     if dist.is_writer():

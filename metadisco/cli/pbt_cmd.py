@@ -8,7 +8,9 @@ from metadisco.cli.common import (
     add_distributed_option,
     add_seed_option,
     add_set_option,
+    add_track_option,
     is_writer,
+    open_tracking,
     say,
     seed_override,
     show_progress,
@@ -23,13 +25,14 @@ def add_parser(sub, name):
     add_seed_option(p, "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", required=True, help="run directory")
     add_distributed_option(p)
+    add_track_option(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from metadisco.core.io import read_yaml
-    from metadisco.core.schema import from_plain, with_overrides
+    from metadisco.core.schema import from_plain, plain_data, with_overrides
     from metadisco.parallel import devices
     from metadisco.runs.rundir import RunDir
     from metadisco.search.pbt.config import PBTConfig
@@ -37,13 +40,18 @@ def run(args) -> int:
 
     cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work
+    tracking = open_tracking(args, args.out, plain_data(cfg))  # --track checked before any work
     run_dir = RunDir(args.out, say=say, writer=is_writer())
     run_dir.check_before_run(args.resume)
     say(f"pbt: {cfg.population} agents on {cfg.env}, {rounds} rounds of {cfg.ready.updates} updates of "
         f"{config.batch_size} steps (compiling first)")
     try:
-        result = run_pbt(cfg, args.out, args.resume, devices.select(args.devices), say, progress=show_progress(args))
+        result = run_pbt(cfg, args.out, args.resume, devices.select(args.devices), say, progress=show_progress(args),
+                         track=tracking)
     except DiskFullError as e:
         raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
+    finally:
+        if tracking is not None:
+            tracking.close()
     say(f"best agent {result.best_agent}: return {result.best_return:.1f} in the last round; wrote {args.out}")
     return 0

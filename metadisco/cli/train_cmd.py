@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, output_dir, positive_int, say, seed_int
+from metadisco.cli.common import (
+    MAX_TIMESTEPS,
+    add_set_option,
+    add_track_option,
+    open_tracking,
+    output_dir,
+    positive_int,
+    say,
+    seed_int,
+)
 
 
 def add_parser(sub, name):
@@ -21,6 +30,7 @@ def add_parser(sub, name):
                    help="base seed (0 <= seed < 2**32); seed keys are split from it")
     add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
+    add_track_option(p)
     p.set_defaults(run=run)
 
 
@@ -39,6 +49,8 @@ def run(args) -> int:
     check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     used = devices.select(args.devices)
     out = output_dir(args.out)  # before training: a run never ends by failing to write
+    tracking = open_tracking(args, out, {"env": args.env, "objective": args.objective, "seeds": args.seeds,
+                                         "seed": args.seed, **config_to_dict(config)})
     say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
         f"{config.num_updates} updates of {config.batch_size} steps (compiling first)")
     result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed, used)
@@ -77,6 +89,10 @@ def run(args) -> int:
             "episodes": int(np.sum(counts)), **dict(zip(names or map(str, range(len(pooled))), pooled.tolist(),
                                                         strict=True))}
     write_json(out / "summary.json", summary)
+    if tracking is not None:  # per update, the mean over seeds of each training metric (after the jitted run)
+        for update, line in enumerate(update_lines(result.metrics, config.batch_size)):
+            tracking.log(update, line)
+        tracking.close()
     finite = result.final_return[np.isfinite(result.final_return)]
     mean = f"{finite.mean():.1f}" if finite.size else "n/a"
     say(f"final return {mean} (mean of {finite.size}/{args.seeds} seeds), "
@@ -84,3 +100,17 @@ def run(args) -> int:
         f"{' (from the cache)' if result.compile_cached else ''}, trace {result.trace_seconds:.1f}s; "
         f"wrote {out / 'summary.json'}")
     return 0
+
+
+def update_lines(metrics, batch_size: int) -> list[dict]:
+    """One line per update of a `train` run: env steps so far and the mean over seeds of each scalar training
+    metric (episode return over the seeds where an episode ended, NaN where none did)."""
+    from metadisco.core.stats import seed_mean
+
+    fields = {name: np.asarray(value, np.float64) for name, value in metrics._asdict().items()
+              if value is not None and np.ndim(value) == 2}  # [seeds, updates]
+    updates = next(iter(fields.values())).shape[1]
+    means = {name: seed_mean(value, 0, diverged="skip") for name, value in fields.items()}
+    return [{"env_steps": (u + 1) * batch_size, **{name: float(m[u]) for name, m in means.items()}}
+            for u in range(updates)]
+

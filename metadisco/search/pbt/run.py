@@ -153,18 +153,19 @@ def ancestry(lineage: dict, agent: int) -> list[int]:
 
 
 def run_pbt(cfg: PBTConfig, out: str | Path | None, resume: bool = False, devices=None, say=None,
-            plot: bool = True, progress: bool = True) -> PBTResult:
+            plot: bool = True, progress: bool = True, track=None) -> PBTResult:
     """Run (or resume) PBT into the run directory `out` (None: nothing written); `say` gets a line per round
-    when `progress`, and the run directory's notes always."""
+    when `progress`, and the run directory's notes always; `track` (`metadisco.runs.tracking.Tracking`), if
+    given, each round's metrics line at step = round."""
     say = say or (lambda message: None)
     # Only process 0 of a multi-process run writes; every process reads a checkpoint to resume from.
     run_dir = RunDir(out, say=say, writer=jax.process_index() == 0) if out is not None else None
     with run_dir.writing() if run_dir is not None else contextlib.nullcontext():  # one writer per directory
-        return _run_pbt(cfg, run_dir, resume, devices, say, plot, progress)
+        return _run_pbt(cfg, run_dir, resume, devices, say, plot, progress, track)
 
 
-def _run_pbt(cfg: PBTConfig, run_dir: RunDir | None, resume: bool, devices, say, plot: bool, progress: bool
-             ) -> PBTResult:
+def _run_pbt(cfg: PBTConfig, run_dir: RunDir | None, resume: bool, devices, say, plot: bool, progress: bool,
+             track) -> PBTResult:
     pbt = PBT(cfg, devices)
     config_yaml = pbt.to_yaml()
     digest = ckpt_lib.config_digest(config_yaml)
@@ -220,6 +221,8 @@ def _run_pbt(cfg: PBTConfig, run_dir: RunDir | None, resume: bool, devices, say,
             run_dir.append_metrics(line)
             run_dir.write_json(LINEAGE, _lineage(lines))
             checkpoint(r + 1)
+        if track is not None:
+            track.log(r + 1, line)
     best = int(np.argmax(strategies.rank_scores(scores)))
     result = PBTResult(len(lines), scores, best, float(scores[best]), lines)
     if run_dir is not None and lines:
