@@ -21,6 +21,10 @@ PQN: pqn_seeds_1 / pqn_seeds_16, metadisco's PQN (`algorithm: pqn`, the `pqn_cla
 4 epochs x 16 minibatches, 2 x 256 LayerNorm ReLU) against rejax's PQN at the same settings (`peers.rejax_pqn`
 lists what rejax does its own way), as the PPO seeds figures are measured.
 
+With the machine's peak (`metadisco.bench.roofline`), each throughput figure also gets metadisco's FLOPs per env
+step (XLA's count of its program, loops counted) and, for both programs, the FLOP/s that count implies and its
+fraction of the peak (rejax does the same arithmetic at the same settings, so one count serves both).
+
 Every figure alternates metadisco and rejax `repeats` times, each compiled once beforehand, and keeps every
 sample; `ratio` is metadisco's median over rejax's (> 1: metadisco is faster; for compile, < 1 is faster).
 On a shared machine, load moves absolute figures by tens of percent; alternating in one process makes the
@@ -167,18 +171,43 @@ def env_only_figure(timesteps: int, repeats: int) -> dict:
 PEER_FIGURES = ("ppo", "pqn")  # figure groups: PPO (seeds, population, compile, env only), PQN (seeds)
 
 
+def _with_roofline(figure: dict, flops: dict, peak: dict | None) -> dict:
+    """`figure` with the FLOPs per env step and, for each program, its FLOP/s and fraction of `peak`."""
+    if peak is None:
+        return figure
+    from metadisco.bench.roofline import roofline
+
+    per_step = flops["flops_per_env_step"]
+    return {**figure, "flops": flops,
+            "metadisco_roofline": roofline(per_step, figure["metadisco_steps_per_second"], peak),
+            "rejax_roofline": roofline(per_step, figure["rejax_steps_per_second"], peak)}
+
+
 def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None,
-                figures: tuple[str, ...] = PEER_FIGURES) -> dict:
-    """The figures of the groups in `figures` (default all); `say` reports progress."""
+                figures: tuple[str, ...] = PEER_FIGURES, peak: dict | None = None) -> dict:
+    """The figures of the groups in `figures` (default all); `say` reports progress; with `peak`
+    (`metadisco.bench.roofline.peak_flops`), FLOPs and the fraction of it for each throughput figure."""
+    from metadisco.bench.roofline import flops_per_env_step
+    from metadisco.meta.load import parse_config
+
+    def flops(algorithm="ppo", objective=None):
+        config = resolve_config(ENV, timesteps=timesteps, algorithm=algorithm)
+        return flops_per_env_step(ENV, config, objective or BUILTIN_OBJECTIVES[algorithm]) if peak else {}
+
     out = {"env": ENV, "preset": "classic", "repeats": repeats, "load_before": _load()}
     head = {}
     if "ppo" in figures:
         say(f"peers: 1 seed x {timesteps} steps, alternating metadisco / rejax {repeats} times")
-        out["seeds_1"] = seeds_figure(1, timesteps, repeats)
+        ppo_flops = flops()
+        out["seeds_1"] = _with_roofline(seeds_figure(1, timesteps, repeats), ppo_flops, peak)
         say(f"peers: 16 seeds x {timesteps} steps")
-        out["seeds_16"] = seeds_figure(16, timesteps, repeats)
+        out["seeds_16"] = _with_roofline(seeds_figure(16, timesteps, repeats), ppo_flops, peak)
         say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
-        out["population"] = population_figure(repeats)
+        quickstart = parse_config(QUICKSTART)
+        task = quickstart.tasks[0]
+        population_flops = flops_per_env_step(ENV, resolve_config(task.env, task.preset, task.train, task.timesteps),
+                                              quickstart.objective) if peak else {}
+        out["population"] = _with_roofline(population_figure(repeats), population_flops, peak)
         say("peers: compile seconds, 1 seed")
         out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
         say("peers: env only")
@@ -190,8 +219,9 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
                         "compile_ratio": "<= 1.2"}})
     if "pqn" in figures:
         say(f"peers: PQN, 1 and 16 seeds x {timesteps} steps (pqn_classic: 32 envs x 64 steps, 2 x 256 LayerNorm)")
-        out["pqn_seeds_1"] = seeds_figure(1, timesteps, repeats, "pqn")
-        out["pqn_seeds_16"] = seeds_figure(16, timesteps, repeats, "pqn")
+        pqn_flops = flops("pqn")
+        out["pqn_seeds_1"] = _with_roofline(seeds_figure(1, timesteps, repeats, "pqn"), pqn_flops, peak)
+        out["pqn_seeds_16"] = _with_roofline(seeds_figure(16, timesteps, repeats, "pqn"), pqn_flops, peak)
         head.update({"pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"],
                      "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"]})
     out["load_after"] = _load()

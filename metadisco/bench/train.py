@@ -78,13 +78,19 @@ def env_only_fn(env_id: str, config: TrainConfig, num_seeds: int = 1):
     return jax.vmap(run) if num_seeds > 1 else run
 
 
-def bench_case(case: BenchCase, seed_counts=(1, 16)) -> dict:
+def bench_case(case: BenchCase, seed_counts=(1, 16), peak: dict | None = None) -> dict:
+    """Trainer and env-only throughput of `case` at each seed count; with `peak` (`roofline.peak_flops`), the
+    trainer's FLOPs per env step and each figure's achieved FLOP/s and fraction of the peak."""
+    from metadisco.bench.roofline import flops_per_env_step, roofline
+
     config = resolve_config(case.env_id, timesteps=case.timesteps)
     objective = BUILTIN_OBJECTIVES["ppo"]
     meta = objective.zero_meta()
     steps = config.num_updates * config.batch_size
     out = {"env": case.env_id, "num_envs": config.num_envs, "num_steps": config.num_steps,
            "timesteps_per_seed": steps}
+    if peak is not None:
+        out["flops"] = flops_per_env_step(case.env_id, config, objective)
     for n in seed_counts:
         keys = seed_keys(n)
         # The trainer as `metadisco train` runs it: seeds sharded over the devices, vmapped on each.
@@ -99,6 +105,8 @@ def bench_case(case: BenchCase, seed_counts=(1, 16)) -> dict:
             "trainer_compile_seconds": compile_s,
             "env_only_compile_seconds": env_compile_s,
         }
+        if peak is not None:
+            out[f"seeds_{n}"].update(roofline(out["flops"]["flops_per_env_step"], n * steps / run_s, peak))
     out["ratio"] = out["seeds_1"]["ratio"]
     return out
 

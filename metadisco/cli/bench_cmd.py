@@ -76,11 +76,16 @@ def run(args) -> int:
 
         if not peers.available():
             raise UserError("bench --peers needs rejax: pip install -e '.[bench]'")
-    results = {"machine": bench_train.machine(), "cases": {}}
+    from metadisco.bench.roofline import peak_flops
+
+    say("bench: this machine's peak, a float32 matrix product on every device")
+    peak = peak_flops()
+    results = {"machine": {**bench_train.machine(), "peak": peak}, "cases": {}}
+    say(f"  peak {peak['flops_per_second'] / 1e9:,.1f} GFLOP/s ({peak['matmul']})")
     if args.peers:  # first: the headline figures
         from metadisco.bench.peers import bench_peers
 
-        figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say, peer_figures)
+        figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say, peer_figures, peak)
         head = figures["headline"]
         if "seeds_1_ratio" in head:
             say(f"  metadisco / rejax: 1 seed {head['seeds_1_ratio']:.2f}x, 16 seeds {head['seeds_16_ratio']:.2f}x, "
@@ -95,10 +100,12 @@ def run(args) -> int:
             return 0
     for case in cases:
         say(f"bench {case.env_id}: {case.timesteps} steps per seed, seeds {seed_counts}")
-        results["cases"][case.env_id] = bench_train.bench_case(case, seed_counts)
+        results["cases"][case.env_id] = bench_train.bench_case(case, seed_counts, peak)
         fig = results["cases"][case.env_id]
         say(f"  ratio {fig['ratio']:.3f}, trainer {fig['seeds_1']['trainer_steps_per_second']:,.0f} steps/s "
-            f"(1 seed)")
+            f"(1 seed); {fig['flops']['flops_per_env_step']:,.0f} FLOPs per env step; "
+            + ", ".join(f"{n} seed(s) {100 * fig[f'seeds_{n}']['fraction_of_peak']:.1f}% of peak"
+                        for n in seed_counts))
     if not args.no_learned:
         first = cases[0]
         say(f"bench learned pieces vs Adam / PPO on {first.env_id}: {first.timesteps} steps per seed")

@@ -1,0 +1,38 @@
+"""The roofline figures of `metadisco bench`: the hand count of the actor-critic MLP agrees with XLA's count of
+its forward pass, the whole program's count per env step covers the MLP's work, and the peak is a real
+measurement."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+from tiny_train import TINY
+
+from metadisco.bench.roofline import flops_per_env_step, network_forward_flops, peak_flops, roofline
+from metadisco.parallel.cost import program_cost
+from metadisco.trainers.networks import ActorCritic
+
+
+@pytest.mark.parametrize("obs, actions, hidden", [(4, 2, (64, 64)), (400, 6, (64, 64)), (11, 3, (8, 8, 8))])
+def test_hand_count_of_the_network_is_xlas(obs, actions, hidden):
+    net = ActorCritic(actions, True, hidden)
+    params = net.init(jax.random.PRNGKey(0), jnp.zeros((1, obs)))
+    batch = 32
+    counted = program_cost(lambda x: jax.tree.leaves(net.apply(params, x)), jnp.ones((batch, obs)))
+    # exact: XLA counts 2 x in x out per dense layer (bias adds fused into the products are not counted)
+    assert counted.flops == pytest.approx(batch * network_forward_flops(obs, actions, hidden), rel=1e-6)
+
+
+def test_the_program_count_per_env_step_covers_the_networks_work():
+    figures = flops_per_env_step("CartPole-v1", TINY)
+    hand = figures["mlp_hand_count_per_env_step"]
+    # The MLP is most of the arithmetic; env, GAE, Adam and the loss add to it, never take from it.
+    assert hand <= figures["flops_per_env_step"] <= 3 * hand
+    assert figures["bytes_per_env_step"] > 0
+
+
+def test_peak_is_measured_and_the_fraction_follows():
+    peak = peak_flops(size=256, repeats=2)
+    assert peak["flops_per_second"] > 1e8 and peak["devices"] == len(jax.devices())
+    figure = roofline(1e5, 2e4, peak)
+    assert figure["achieved_flops_per_second"] == 2e9
+    assert figure["fraction_of_peak"] == pytest.approx(2e9 / peak["flops_per_second"])
