@@ -75,8 +75,9 @@ def add_dry_run_options(parser: argparse.ArgumentParser) -> None:
     from metadisco.parallel.cost import ACCELERATORS
 
     parser.add_argument("--dry-run", action="store_true",
-                        help="compile the programs, call each once and print env steps, FLOPs, memory and time "
-                             "per generation and in total, and an estimate on --accelerator; nothing is written")
+                        help="plan without running: compile the programs and print env steps, FLOPs and memory "
+                             "per call (meta-train: and the time of one generation, measured) and in total, and an "
+                             "estimate on --accelerator; nothing is trained or written")
     parser.add_argument("--accelerator", default="A100-40GB", metavar="NAME",
                         help=f"the accelerator of the dry run's estimate: {', '.join(ACCELERATORS)} "
                              "(default A100-40GB)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from metadisco.cli.common import (
     add_distributed_option,
+    add_dry_run_options,
     add_seed_option,
     add_set_option,
     add_track_option,
@@ -23,8 +24,9 @@ def add_parser(sub, name):
     p.add_argument("config", metavar="CONFIG.yaml", help="PBT config (see metadisco.search.pbt.config)")
     add_set_option(p)
     add_seed_option(p, "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
-    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--out", default=None, help="run directory (not needed with --dry-run)")
     add_distributed_option(p)
+    add_dry_run_options(p)
     add_track_option(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.set_defaults(run=run)
@@ -40,6 +42,10 @@ def run(args) -> int:
 
     cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work
+    if args.dry_run:
+        return dry_run(args, cfg)
+    if args.out is None:
+        raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
     tracking = open_tracking(args, args.out, plain_data(cfg))  # --track checked before any work
     run_dir = RunDir(args.out, say=say, writer=is_writer())
     run_dir.check_before_run(args.resume)
@@ -54,4 +60,21 @@ def run(args) -> int:
         if tracking is not None:
             tracking.close()
     say(f"best agent {result.best_agent}: return {result.best_return:.1f} in the last round; wrote {args.out}")
+    return 0
+
+
+
+def dry_run(args, cfg) -> int:
+    """Plan the PBT run: compile its calls, print their cost and an accelerator estimate; train and write nothing."""
+    from metadisco.parallel import cost, devices
+    from metadisco.search.pbt.run import PBT
+
+    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
+                           args.accelerator_memory)
+    used = devices.select(args.devices)
+    say("dry run: compiling the initial population and one round; nothing is trained or written")
+    pbt = PBT(cfg, used)
+    for line in cost.render_plan(pbt.plan(), acc, len(pbt.devices), "whole run",
+                                 "time here not measured; exploit / explore on the host not included"):
+        print(line)
     return 0

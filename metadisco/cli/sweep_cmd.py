@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from metadisco.cli.common import (
     add_distributed_option,
+    add_dry_run_options,
     add_seed_option,
     add_set_option,
     is_writer,
@@ -13,6 +14,7 @@ from metadisco.cli.common import (
     say,
     seed_override,
 )
+from metadisco.core.errors import UserError
 
 
 def add_parser(sub, name):
@@ -20,8 +22,9 @@ def add_parser(sub, name):
     p.add_argument("config", metavar="CONFIG.yaml", help="sweep config (see metadisco.search.sweep)")
     add_set_option(p)
     add_seed_option(p, "the random points and the seed keys (default: the config's `seed`)")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
     add_distributed_option(p)
+    add_dry_run_options(p)
     p.set_defaults(run=run)
 
 
@@ -36,6 +39,10 @@ def run(args) -> int:
 
     cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), seed_override(args), "sweep"))
     config, _, points = cfg.resolve()  # every value checked before any work
+    if args.dry_run:
+        return dry_run(args, cfg)
+    if args.out is None:
+        raise UserError("give --out DIR, or --dry-run to plan the sweep without one")
     out = output_dir(args.out)
     used = devices.select(args.devices)
     say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
@@ -54,3 +61,19 @@ def run(args) -> int:
         f"{summary['steps_per_second']:,.0f} env steps/s in {summary['seconds']:.1f}s; wrote {out}/sweep.json, "
         "sweep.md, sweep.png")
     return 0
+
+
+def dry_run(args, cfg) -> int:
+    """Plan the sweep: compile its one call, print its cost and an accelerator estimate; train and write nothing."""
+    from metadisco.parallel import cost, devices
+    from metadisco.search.sweep import plan_sweep
+
+    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
+                           args.accelerator_memory)
+    used = devices.select(args.devices)
+    say("dry run: compiling the sweep's one call; nothing is trained or written")
+    for line in cost.render_plan(plan_sweep(cfg, used), acc, len(used), "whole sweep",
+                                 "time here not measured: the call is the sweep itself"):
+        print(line)
+    return 0
+

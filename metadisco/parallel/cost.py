@@ -217,3 +217,60 @@ def format_seconds(value: float) -> str:
     if value >= 60:
         return f"{value / 60:.1f} min"
     return f"{value:.3g} s"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# planning a command's calls (`--dry-run` of evaluate, sweep and pbt; meta-train's is `metadisco.meta.plan`)
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """One compiled call of a command, made `calls` times: its work over all of them, its memory per device."""
+
+    label: str  # what the call is, e.g. "CartPole-v1: dpo" or "pbt round"
+    runs: int  # runs it trains (before padding to the device count)
+    env_steps: int  # over all its calls
+    cost: Cost  # every device, over all its calls
+    memory: Memory  # per device
+    compile_seconds: float
+    calls: int = 1
+
+
+def plan_call(label: str, fn, args: tuple, runs: int, env_steps_per_call: int, calls: int = 1) -> CallPlan:
+    """Compile `fn(*args)` (a program sharded over the devices its first argument is on) and cost it."""
+    import time
+
+    import jax
+
+    start = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    seconds = time.perf_counter() - start
+    used = len(jax.tree.leaves(args[0])[0].sharding.device_set)
+    per_device = jaxpr_cost(jax.make_jaxpr(fn)(*args), compiled)
+    return CallPlan(label, runs, env_steps_per_call * calls, per_device * (used * calls), memory(compiled),
+                    seconds, calls)
+
+
+def render_plan(calls: list[CallPlan], acc: Accelerator, devices: int, what: str, note: str = "") -> list[str]:
+    """A dry run's report, one line each: the calls, the whole (`what`), memory, and the accelerator estimate."""
+    lines = [f"{'call':40s} {'calls':>5s} {'runs':>5s} {'env steps':>13s} {'FLOPs':>12s} {'bytes':>12s} "
+             f"{'memory/device':>13s} {'compile':>8s}"]
+    for c in calls:
+        lines.append(f"{c.label[:40]:40s} {c.calls:>5d} {c.runs:>5d} {c.env_steps:>13,} "
+                     f"{format_si(c.cost.flops, 'FLOP'):>12s} {format_si(c.cost.bytes, 'B'):>12s} "
+                     f"{format_si(c.memory.total, 'B'):>13s} {format_seconds(c.compile_seconds):>8s}")
+    total = sum((c.cost for c in calls), Cost())
+    steps = sum(c.env_steps for c in calls)
+    mem = max(c.memory.total for c in calls)
+    lines.append(f"{what}: {steps:,} env steps, {format_si(total.flops, 'FLOP')}, {format_si(total.bytes, 'B')} "
+                 f"accessed{f' ({note})' if note else ''}")
+    lines.append(f"memory per device: {format_si(mem, 'B')} (XLA's memory analysis of the largest call) on each of "
+                 f"{devices} device(s)")
+    needed = mem * devices
+    fits = "fits" if needed <= acc.memory else "does NOT fit"
+    lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: "
+                 f"{format_seconds(roofline_seconds(total, acc))} in total (roofline max(FLOPs / peak, bytes / "
+                 f"bandwidth): a lower bound); the largest call needs about {format_si(needed, 'B')}, which {fits} "
+                 f"in {format_si(acc.memory, 'B')}")
+    return lines
+

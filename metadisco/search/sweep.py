@@ -30,6 +30,7 @@ from metadisco.core.schema import Settings
 from metadisco.core.stats import seed_mean, stat_block
 from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding as parallel
+from metadisco.parallel.cost import CallPlan, plan_call
 from metadisco.runs.seeds import resolve_config, runs_program, seed_keys
 from metadisco.trainers.base import Metrics
 from metadisco.trainers.config import TrainConfig, config_to_dict, train_settings
@@ -102,9 +103,9 @@ class SweepResult:
     devices: int
 
 
-def run_sweep(cfg: SweepConfig, devices=None) -> SweepResult:
-    """Train every point of the sweep on every seed in one compiled call, sharded over `devices` (default: every
-    device of this process)."""
+def sweep_program(cfg: SweepConfig, devices=None) -> tuple:
+    """(fn, placed args, runs, config, space, points) of the sweep's one compiled call: every point x seed,
+    sharded over `devices` (default: every device of this process)."""
     from metadisco.objectives.resolve import resolve_objective
 
     config, space, points = cfg.resolve()
@@ -119,12 +120,28 @@ def run_sweep(cfg: SweepConfig, devices=None) -> SweepResult:
     used = tuple(parallel.devices_for(runs, local))
     in_axes = (0, None, 0)
     fn = runs_program(static_of(config), cfg.env, objective, used, in_axes)
+    return fn, parallel.place((run_keys, meta, run_hypers), used, in_axes), runs, config, space, points
+
+
+def plan_sweep(cfg: SweepConfig, devices=None) -> list[CallPlan]:
+    """The sweep's one call, compiled and costed (`--dry-run`): nothing is trained."""
+    fn, args, runs, config, _, _ = sweep_program(cfg, devices)
+    return [plan_call(f"sweep: {runs // cfg.seeds} points x {cfg.seeds} seeds", fn, args, runs,
+                      runs * config.num_updates * config.batch_size)]
+
+
+def run_sweep(cfg: SweepConfig, devices=None) -> SweepResult:
+    """Train every point of the sweep on every seed in one compiled call, sharded over `devices` (default: every
+    device of this process)."""
+    fn, args, runs, config, space, points = sweep_program(cfg, devices)
+    num_points, num_seeds = len(points), cfg.seeds
     start = time.perf_counter()
-    out = jax.block_until_ready(fn(*parallel.place((run_keys, meta, run_hypers), used, in_axes)))
+    out = jax.block_until_ready(fn(*args))
     seconds = time.perf_counter() - start
     metrics = jax.tree.map(lambda x: x.reshape(num_points, num_seeds, *x.shape[1:]), parallel.gather(out, runs))
     returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
-    return SweepResult(config, space, points, metrics, returns, np.asarray(diverged(metrics)), seconds, len(used))
+    used = len(jax.tree.leaves(args[0])[0].sharding.device_set)
+    return SweepResult(config, space, points, metrics, returns, np.asarray(diverged(metrics)), seconds, used)
 
 
 def summarise(cfg: SweepConfig, result: SweepResult, curve_points: int = 50) -> dict:

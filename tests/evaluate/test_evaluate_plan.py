@@ -19,7 +19,7 @@ TRAIN = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "num_minibatches=2", 
 def test_the_plan_is_the_evaluations_calls():
     methods, envs, configs = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, 256, TRAIN)
     (dpo, ppo) = plan_evaluation(methods, envs, configs, 2)
-    assert (dpo.methods, ppo.methods) == (["dpo"], ["ppo"])  # different drifts: two compiled calls
+    assert (dpo.label, ppo.label) == ("CartPole-v1: dpo", "CartPole-v1: ppo")  # different drifts: two calls
     assert dpo.runs == 2 and dpo.env_steps == 2 * 256
     fn, args = group_program(make_env("CartPole-v1"), group_methods(methods)[1], configs["CartPole-v1"],
                              seed_keys(2), tuple(jax.local_devices()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import jax
 import numpy as np
 import pytest
 import yaml
@@ -81,3 +82,25 @@ def test_cli_writes_statistics_table_and_figure(tmp_path):
 def test_bad_sweep_configs(changes, message):
     with pytest.raises(UserError, match=message):
         sweep_config(**changes).resolve()
+
+
+def test_dry_run_plans_the_one_call_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from metadisco.parallel import cost
+    from metadisco.search.sweep import plan_sweep, sweep_program
+
+    cfg = sweep_config()
+    [call] = plan_sweep(cfg)
+    fn, args, runs, config, _, _ = sweep_program(cfg)
+    compiled = fn.lower(*args).compile()
+    assert runs == 6 and call.env_steps == 6 * 384 and call.memory == cost.memory(compiled)
+    used = len(jax.tree.leaves(args[0])[0].sharding.device_set)
+    assert call.cost.flops == pytest.approx(used * cost.jaxpr_cost(jax.make_jaxpr(fn)(*args), compiled).flops)
+    # the plan's env steps are what the sweep trains (sweep.json's env_steps)
+    config_file = tmp_path / "sweep.yaml"
+    config_file.write_text(yaml.safe_dump(CONFIG))
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", str(config_file), "--dry-run", "--accelerator", "T4"]) == 0
+    out = capsys.readouterr().out
+    assert "whole sweep: 2,304 env steps" in out and "ESTIMATE for one T4" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]
+    assert main(["sweep", str(config_file)]) == 2 and "give --out DIR" in capsys.readouterr().err

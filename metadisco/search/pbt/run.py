@@ -38,6 +38,7 @@ from metadisco.core.errors import UserError
 from metadisco.core.schema import plain_data
 from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding as parallel
+from metadisco.parallel.cost import CallPlan, plan_call
 from metadisco.runs.rundir import CHECKPOINTS, RunDir
 from metadisco.runs.seeds import seed_keys
 from metadisco.search.pbt import strategies
@@ -116,6 +117,18 @@ class PBT:
         args = parallel.place((np.asarray(seed_keys(n, self.cfg.seed)), self.meta, self.initial_hypers),
                               self.devices, (0, None, 0))
         return parallel.gather(self._init(*args), n)
+
+    def plan(self) -> list[CallPlan]:
+        """The run's two calls, compiled and costed (`--dry-run`): the initial population (made here: it trains
+        nothing) and one round, made `rounds` times."""
+        n = self.cfg.population
+        args = parallel.place((np.asarray(seed_keys(n, self.cfg.seed)), self.meta, self.initial_hypers),
+                              self.devices, (0, None, 0))
+        init = plan_call("pbt: the initial population", self._init, args, n, 0)
+        state = parallel.gather(self._init(*args), n)
+        step = plan_call(f"pbt: one round ({self.cfg.ready.updates} updates)", self._step,
+                         parallel.place((state,), self.devices, (0,)), n, self.steps_per_round, self.rounds)
+        return [init, step]
 
     def step(self, state: TrainState):
         """(state, metrics [N, k]) after k updates of every agent (host in, host out)."""

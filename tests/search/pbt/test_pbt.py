@@ -212,3 +212,27 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, capsys, command, overrides
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_dry_run_plans_the_rounds_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from metadisco.cli import main
+    from metadisco.parallel import cost
+    from metadisco.parallel import sharding as parallel
+
+    cfg = pbt_config()
+    pbt = PBT(cfg)
+    init, step = pbt.plan()
+    assert step.calls == pbt.rounds == 6 // 2 and step.env_steps == 4 * 16 * 6 * 4  # every agent's steps
+    assert init.env_steps == 0
+    state = pbt.init()
+    args = parallel.place((state,), pbt.devices, (0,))
+    compiled = pbt._step.lower(*args).compile()
+    assert step.memory == cost.memory(compiled)
+    per_round = cost.jaxpr_cost(jax.make_jaxpr(pbt._step)(*args), compiled).flops * len(pbt.devices)
+    assert step.cost.flops == pytest.approx(pbt.rounds * per_round)
+    path = tmp_path / "pbt.yaml"
+    path.write_text(yaml.safe_dump(CONFIG))
+    monkeypatch.chdir(tmp_path)
+    assert main(["pbt", str(path), "--dry-run"]) == 0
+    assert "whole run: 1,536 env steps" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pbt.yaml"]
