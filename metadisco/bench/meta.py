@@ -18,7 +18,7 @@ import numpy as np
 from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 
 POPULATIONS = (1, 4, 16, 64)
@@ -63,9 +63,9 @@ def population_call(config, mesh):
     es_state = step.init(step.base_key)
     population_tree, _ = step.ask(step.base_key, es_state)
     task = step.problem.tasks[0]
-    keys = dist.to_global(step.keys(0).tasks[0], step.mesh)
+    keys = hosts.to_global(step.keys(0).tasks[0], step.mesh)
     steps = config.strategy.population_size * task.cfg.seeds * task.steps_per_run
-    hypers = dist.to_global(task.hypers(config.strategy.population_size), step.mesh)
+    hypers = hosts.to_global(task.hypers(config.strategy.population_size), step.mesh)
     return (task.population_program, (population_tree, keys, hypers)), steps, step.mesh
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from metadisco.envs import make_env
 from metadisco.objectives import Objective
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import sharding
 from metadisco.parallel.cost import program_cost
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_train
@@ -37,8 +37,8 @@ def peak_flops(size: int = 2048, repeats: int = 5, devices=None) -> dict:
     n = len(devices)
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((n, size, size), dtype=np.float32) for _ in range(2))
-    fn = parallel.shard_runs(lambda x, y: x @ y, devices, (0, 0))
-    args = parallel.place((a, b), devices, (0, 0))
+    fn = sharding.shard_runs(lambda x, y: x @ y, devices, (0, 0))
+    args = sharding.place((a, b), devices, (0, 0))
     compiled = fn.lower(*args).compile()
     jax.block_until_ready(compiled(*args))  # warm
     best = float("inf")

@@ -41,8 +41,7 @@ def run(args) -> int:
     from metadisco.meta.load import load_config
     from metadisco.meta.loop import run_meta_training
     from metadisco.meta.step import GenerationStep
-    from metadisco.parallel import devices
-    from metadisco.parallel import hosts as dist
+    from metadisco.parallel import devices, hosts
     from metadisco.parallel.sharding import make_mesh
     from metadisco.runs.rundir import RunDir
 
@@ -52,11 +51,11 @@ def run(args) -> int:
     if args.out is None:
         raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
     tracking = open_tracking(args, args.out, config.to_dict())  # --track checked before any work
-    run_dir = RunDir(args.out, writer=dist.is_writer())
+    run_dir = RunDir(args.out, writer=hosts.is_writer())
     run_dir.check_before_run(args.resume)
     mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
-    if dist.is_writer():
+    if hosts.is_writer():
         say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
             f"{', '.join(t.env for t in config.tasks)} for {config.generations} generations over "
             f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
@@ -67,7 +66,7 @@ def run(args) -> int:
                                    callbacks=[tracking] if tracking is not None else [])
     except DiskFullError as e:
         raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
-    if dist.is_writer():
+    if hosts.is_writer():
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from metadisco.envs import devices_for_env, make_env
 from metadisco.evaluate.methods import Method
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import sharding
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_trainer
 from metadisco.trainers.base import Metrics
@@ -58,7 +58,7 @@ def _compiled(static: TrainConfig, env, objective, devices: tuple):
     """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`, with
     hyperparameters shared by the runs; `static` is a static config (`metadisco.trainers.hyper.static_of`)."""
     train = make_trainer(static, env, objective).train
-    return parallel.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
+    return sharding.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
 
 
 def _by_method(tree, num_methods: int, num_seeds: int):
@@ -70,13 +70,13 @@ def group_program(env, group: list[Method], config: TrainConfig, keys, devices) 
     """(compiled function, its placed arguments) of one group of methods (`group_methods`) on `env` with seed
     `keys`: run m * S + s trains method m with seed s, split over (at most one run per) `devices`."""
     num_seeds = len(keys)
-    used = tuple(parallel.devices_for(len(group) * num_seeds, devices))
+    used = tuple(sharding.devices_for(len(group) * num_seeds, devices))
     # Run m * S + s: method m, seed s. Methods are repeated S times, keys tiled M times.
     run_meta = jax.tree.map(lambda *xs: np.repeat(np.stack([np.asarray(x) for x in xs]), num_seeds, axis=0),
                             *(m.meta for m in group))
     run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
     fn = _compiled(static_of(config), env, group[0].objective, used)
-    return fn, parallel.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
+    return fn, sharding.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
 
 
 def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds: int, seed: int = 0,
@@ -100,7 +100,7 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
         fn, args = group_program(env, group, config, keys, devices)
         out = jax.block_until_ready(fn(*args))
         seconds = time.perf_counter() - start
-        metrics = _by_method(parallel.gather(out, count), len(group), num_seeds)
+        metrics = _by_method(sharding.gather(out, count), len(group), num_seeds)
         returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
         areas = np.asarray(reduce_fitness("mean_return", metrics, config.final_window))
         failed = np.asarray(diverged(metrics))

@@ -25,8 +25,7 @@ from metadisco.core.errors import UserError
 from metadisco.core.stats import seed_mean
 from metadisco.meta import paired
 from metadisco.meta.fitness import ppo_gap
-from metadisco.parallel import hosts as dist
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import hosts, sharding
 from metadisco.runs import baseline_cache
 from metadisco.trainers.config import config_to_dict
 from metadisco.trainers.metrics import reduce_fitness
@@ -87,7 +86,7 @@ def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
         def measure(task=task, keys=keys):
             say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
             population = paired.pairs(problem.control, problem.control, 0, problem.devices, rows)[0]
-            return paired.run_mean(problem.train_rows(task, dist.to_global(population, problem.mesh), keys))
+            return paired.run_mean(problem.train_rows(task, hosts.to_global(population, problem.mesh), keys))
 
         settings = {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
                     "fitness": problem.config.fitness, "objective": problem.config.objective.to_spec(),
@@ -139,7 +138,7 @@ def measure_normalisers(problem, cached: dict[str, float], say: Callable[[str], 
 
             settings = {"env": env, "algorithm": algorithm, "train": config_to_dict(task.train_config),
                         "fitness": config.fitness, "seeds": config.baseline_seeds, "seed": config.seed,
-                        "devices": len(parallel.devices_for(config.baseline_seeds, jax.local_devices()))}
+                        "devices": len(sharding.devices_for(config.baseline_seeds, jax.local_devices()))}
             value = baseline_cache.cached(
                 "baseline_return", settings, measure, baseline_cache.cacheable(env),
                 lambda path, env=env, a=algorithm: say(f"the {a.upper()} baseline on {env}: from the baseline cache "

@@ -24,7 +24,7 @@ from metadisco.core import checkpoint as ckpt_lib
 from metadisco.meta.baselines import Baselines
 from metadisco.meta.record import RunRecord
 from metadisco.meta.step import GenerationStep
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.runs.rundir import HYPER, RunDir
 
 
@@ -92,7 +92,7 @@ class RunState:
 
     def checkpoint(self, es_state, generation: int, metrics_lines: int) -> None:
         step = self.step
-        leaves = jax.tree.leaves(dist.to_host(es_state))
+        leaves = jax.tree.leaves(hosts.to_host(es_state))
         self.run_dir.save_checkpoint(ckpt_lib.Checkpoint(
             generation, step.base_key, leaves, self.baselines.cached(), metrics_lines, self.env_steps,
             self.digest, self.record.to_plain()))

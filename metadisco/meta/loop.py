@@ -42,7 +42,7 @@ from metadisco.meta.load import parse_config
 from metadisco.meta.problem import member_fitness
 from metadisco.meta.record import RunRecord
 from metadisco.meta.step import GenerationStep, fitness_stats, task_stats
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.runs.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
 
 
@@ -76,7 +76,7 @@ def run_meta_training(step: GenerationStep, out: str | Path | RunDir | None, res
     (default: as `progress`): the writer's one-off lines on stderr (baselines measured, resume point), which the
     command keeps when stderr is a log and the bar is off. The writer holds the run directory's lock throughout
     (`metadisco.core.lock`)."""
-    writer = dist.is_writer()
+    writer = hosts.is_writer()
     say = _stderr if (progress if notes is None else notes) and writer else _quiet
     run_dir = out if isinstance(out, RunDir) or out is None else RunDir(out, writer=writer, say=say)
     with run_dir.writing() if run_dir is not None else contextlib.nullcontext():
@@ -122,7 +122,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
     if ckpt is not None:
         if not np.array_equal(ckpt.key, step.base_key):
             raise UserError(f"the checkpoint in {run_dir.path} was made with another seed")
-        es_state = dist.to_global(ckpt_lib.restore_state(dist.to_host(init_state), ckpt), step.mesh)
+        es_state = hosts.to_global(ckpt_lib.restore_state(hosts.to_host(init_state), ckpt), step.mesh)
         start, env_steps, record = ckpt.generation, ckpt.env_steps, RunRecord.from_plain(ckpt.extra)
         baselines = measure_baselines(step.problem, ckpt.normalisers, say)
         run_dir.truncate_metrics(ckpt.metrics_lines)

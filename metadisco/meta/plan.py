@@ -27,8 +27,7 @@ import jax
 import numpy as np
 
 from metadisco.meta import paired
-from metadisco.parallel import cost
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import cost, hosts
 from metadisco.parallel.cost import format_seconds as _seconds
 from metadisco.parallel.cost import format_si as _si
 
@@ -68,7 +67,7 @@ def _blocks(step) -> tuple:
     """(a generation's rows, a validation's rows) as the run builds them, from the ES's initial state: the
     population (and PPO, padded, when paired); one (ES mean, PPO) pair padded to the device count."""
     state = step.init()
-    population = dist.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
+    population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
     train = paired.with_control(population, step.problem.control, step.devices) if step.problem.paired else population
     valid = paired.pairs(step.mean(state), step.problem.control, 1, step.devices)[0]
     return train, valid
@@ -78,7 +77,7 @@ def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
     """Compile `task`'s population program on the rows `block` (host), cost it and (`measure`) call it once."""
     rows = paired.count(block)
     seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
-    args = step.problem.program_args(task, dist.to_global(block, step.mesh), paired.rows_of(seeds, rows))
+    args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows))
     start = time.perf_counter()
     compiled = task.population_program.lower(*args).compile()
     compile_seconds = time.perf_counter() - start

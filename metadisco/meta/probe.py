@@ -33,7 +33,7 @@ from metadisco.meta import paired
 from metadisco.meta.baselines import measure_random
 from metadisco.meta.fitness import ppo_gap
 from metadisco.meta.tasks import draw_settings
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 
 PROBE_STREAM = 0x7FFFFFFA  # below the generation step's streams (meta/step.py: 0x7FFFFFFB .. 0x7FFFFFFF)
 VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),
@@ -113,7 +113,7 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
     k = min(P // 2, (rows - 2) // 2)
     random = measure_random(step.problem)
     es_state = step.init()
-    population = dist.to_host(step.ask(jax.random.fold_in(step.base_key, 0), es_state)[0])
+    population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), es_state)[0])
     mean = step.mean(es_state)
     # evosax's antithetic members are i and i + P/2: check rather than assume
     plus = jax.tree.map(lambda x: x[:k], population)
@@ -126,7 +126,7 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
     block = paired._concat(paired._concat(plus, minus), paired._stack([mean, step.problem.control]))
     if rows > 2 * k + 2:
         block = paired._concat(block, paired._stack([step.problem.control] * (rows - 2 * k - 2)))
-    block = dist.to_global(block, step.mesh)
+    block = hosts.to_global(block, step.mesh)
     per_task, diffs = {}, []
     scale = dict(config.sampling.scale)
     for task in step.problem.tasks:

@@ -42,7 +42,7 @@ from metadisco.meta import paired
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import mean_task_ranks, ppo_gap
 from metadisco.meta.tasks import Task, build_tasks, sample_tasks
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 VALIDATION_STREAM = 0x7FFFFFFC
@@ -113,7 +113,7 @@ class MetaProblem:
         self.ranked = config.combine == "rank"
         P = config.strategy.population_size
         self._tile = jax.jit(lambda mean: jax.tree.map(lambda x: jnp.broadcast_to(x, (P, *x.shape)), mean),
-                             out_shardings=dist.replicated(mesh))
+                             out_shardings=hosts.replicated(mesh))
         one_device = [t.env for t in (*config.tasks, *config.validation.tasks) if runs_on_one_device(t.env)]
         if one_device and mesh.devices.size > 1:
             raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}; meta-train with --devices 1")
@@ -190,7 +190,7 @@ class MetaProblem:
         """Run `task`'s population program on `rows` (ES points, device pytree, leaves [M, ...]) and host seed
         keys [M, S, 2]: returns [M, S] (host). With a `hyper:` section each row trains with the task's own
         hyperparameters moved by its units; without, every row has the task's own."""
-        return dist.to_host(task.population_program(*self.program_args(task, rows, keys)))
+        return hosts.to_host(task.population_program(*self.program_args(task, rows, keys)))
 
     def program_args(self, task: Task, rows, keys) -> tuple:
         """The arguments `train_rows` gives `task.population_program` (a dry run compiles it with them)."""
@@ -198,8 +198,8 @@ class MetaProblem:
         if units is None:
             hypers = task.hypers(np.shape(keys)[0])
         else:
-            hypers = self.hyper.task_hypers(task.train_config, dist.to_host(units))
-        return meta, dist.to_global(keys, self.mesh), dist.to_global(hypers, self.mesh)
+            hypers = self.hyper.task_hypers(task.train_config, hosts.to_host(units))
+        return meta, hosts.to_global(keys, self.mesh), hosts.to_global(hypers, self.mesh)
 
     def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
                            ) -> PopulationFitness:
@@ -212,7 +212,7 @@ class MetaProblem:
             fitness = np.mean(np.stack(scores), axis=0)  # = combine(...)
             return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores))
         P = self.population_size
-        rows = dist.to_global(paired.with_control(dist.to_host(population), self.control, self.devices), self.mesh)
+        rows = hosts.to_global(paired.with_control(hosts.to_host(population), self.control, self.devices), self.mesh)
         returns, scores, controls = [], [], []
         for task, keys in zip(tasks, task_keys, strict=True):
             out = self.train_rows(task, rows, paired.rows_of(keys[0], paired.count(rows)))
@@ -247,7 +247,7 @@ class MetaProblem:
         for task in tasks:
             keys = keys_of(task)  # [pairs, S, 2]
             rows, n = paired.pairs(meta, self.control, keys.shape[0], self.devices, min_rows)
-            out = self.train_rows(task, dist.to_global(rows, self.mesh), paired.pair_keys(keys, n))
+            out = self.train_rows(task, hosts.to_global(rows, self.mesh), paired.pair_keys(keys, n))
             half = keys.shape[0]
             mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
             scale = baselines.scales.get(task.name) or float(ppo_gap(ppo, baselines.random[task.cfg.env]))
@@ -261,7 +261,7 @@ class MetaProblem:
         task (paired: PPO-normalised on fresh seeds of every task at every length); None if all diverged."""
         if self.paired:
             return self.score_paired(meta, self.tasks, self.fresh_keys, baselines, self.population_rows())[0]
-        population = self._tile(dist.to_global(meta, self.mesh))
+        population = self._tile(hosts.to_global(meta, self.mesh))
         returns = [self.train_rows(task, population, keys) for task, keys in zip(self.tasks, self._mean_keys(),
                                                                                  strict=True)]
         # Every run counts as one seed of one point (the mean): average the finite runs of each task.

@@ -30,7 +30,7 @@ from metadisco.meta.problem import MetaProblem, generation_keys
 from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
 from metadisco.meta.tasks import Task
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 
 START_STREAM = 0x7FFFFFFE  # fold_in tags of key streams that generations (0, 1, ...) never reach; the
@@ -122,8 +122,8 @@ class GenerationStep:
                                              jax.random.fold_in(self.base_key, START_STREAM), config.start_scale))
         self.strategy: Strategy = make_strategy(config.strategy, start)
         self.mesh = mesh if mesh is not None else make_mesh()
-        dist.check_population(config.strategy.population_size, self.mesh)
-        strategy, rep = self.strategy, dist.replicated(self.mesh)
+        hosts.check_population(config.strategy.population_size, self.mesh)
+        strategy, rep = self.strategy, hosts.replicated(self.mesh)
         # States leave init and tell strongly typed, as a state read back from a checkpoint is: one compiled
         # ask / tell serves a fresh and a resumed run alike.
         self._init = jax.jit(lambda key: _strong(strategy.init(key)), out_shardings=rep)
@@ -151,21 +151,21 @@ class GenerationStep:
     def init(self, key=None):
         """The strategy's initial state (device pytree, replicated), from the config's init key stream."""
         key = jax.random.fold_in(self.base_key, INIT_STREAM) if key is None else key
-        return self._init(dist.to_global(key, self.mesh))
+        return self._init(hosts.to_global(key, self.mesh))
 
     def ask(self, key, es_state):
         """(population, es_state): the members to train, leaves [P, ...]."""
-        return self._ask(dist.to_global(key, self.mesh), es_state)
+        return self._ask(hosts.to_global(key, self.mesh), es_state)
 
     def tell(self, key, population, fitness: np.ndarray, es_state):
         """The new ES state from the population's fitness [P] (higher is better)."""
-        return self._tell(dist.to_global(key, self.mesh), population,
-                          dist.to_global(np.asarray(fitness).astype(np.float32), self.mesh), es_state)
+        return self._tell(hosts.to_global(key, self.mesh), population,
+                          hosts.to_global(np.asarray(fitness).astype(np.float32), self.mesh), es_state)
 
     def mean(self, es_state):
         """The ES mean (host numpy pytree): the objective's meta-parameters, or with a `hyper:` section the ES
         point {"objective": meta-parameters, "hyper": units} (`split` parts them)."""
-        return dist.to_host(self._mean(es_state))
+        return hosts.to_host(self._mean(es_state))
 
     def split(self, point) -> tuple[Any, dict | None]:
         """(objective meta-parameters, hyper units {setting: value} or None) of an ES point or rows of them."""

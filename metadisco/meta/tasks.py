@@ -19,7 +19,7 @@ import numpy as np
 from metadisco.core.errors import UserError
 from metadisco.meta.config import TaskConfig
 from metadisco.objectives import Objective
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.parallel.sharding import AXIS
 from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.hyper import hyper_of, stack, static_of, with_values
@@ -63,7 +63,7 @@ def make_population_program(train, fitness_name: str, train_config: TrainConfig,
 
     spec = jax.sharding.PartitionSpec(AXIS)
     sharded = jax.shard_map(local, mesh=mesh, in_specs=(spec, spec, spec), out_specs=spec, check_vma=False)
-    return jax.jit(sharded, out_shardings=dist.replicated(mesh))
+    return jax.jit(sharded, out_shardings=hosts.replicated(mesh))
 
 
 # (static train config, env, objective, fitness, mesh) -> population program: runs in one process (tests,

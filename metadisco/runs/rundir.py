@@ -87,7 +87,7 @@ class RunDir:
                      ) -> ckpt_lib.Checkpoint | None:
         """Check the directory for a run of the config `config_yaml` (resolved YAML; `config_dict` its dict);
         return the checkpoint to resume from, if any."""
-        from metadisco.parallel import hosts as dist
+        from metadisco.parallel import hosts
 
         if self.path.exists() and not self.path.is_dir():
             raise UserError(f"--out {str(self.path)!r} is a file; give a directory")
@@ -109,7 +109,7 @@ class RunDir:
                 raise UserError(f"the config differs from the one of the run in {self.path}; resume with the same "
                                 "config (only generations may change)")
         if mesh is not None:
-            dist.warn_if_other_devices(self.path, mesh)
+            hosts.warn_if_other_devices(self.path, mesh)
         return ckpt
 
     def disk_full_advice(self) -> str:
@@ -201,12 +201,12 @@ class RunDir:
 
     def write_config(self, config_yaml: str, mesh) -> None:
         """config.yaml and devices.json."""
-        from metadisco.parallel import hosts as dist
+        from metadisco.parallel import hosts
 
         if not self.writer:
             return
         atomic_write_text(self / CONFIG, config_yaml)
-        dist.record_devices(self.path, mesh)
+        hosts.record_devices(self.path, mesh)
 
     def write_json(self, name: str, value: Any) -> None:
         if self.writer:

@@ -19,8 +19,7 @@ import numpy as np
 
 from metadisco.envs import check_env_id, devices_for_env, make_env
 from metadisco.objectives import Objective
-from metadisco.parallel import compile_cache
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import compile_cache, sharding
 from metadisco.trainers import make_trainer
 from metadisco.trainers.base import Metrics
 from metadisco.trainers.config import TrainConfig, apply_overrides, default_preset_name, get_preset, parse_overrides
@@ -92,7 +91,7 @@ def runs_program(static: TrainConfig, env_id: str, objective: Objective, devices
     saying which arguments are per run (0) or shared (None); one program per static config (`static_of`),
     whatever the hyperparameters: a sweep passes a hyper per run, (0, None, 0)."""
     train = make_trainer(static, make_env(env_id), objective).train
-    return parallel.shard_runs(lambda k, m, h: train(k, m, h).metrics, devices, in_axes)
+    return sharding.shard_runs(lambda k, m, h: train(k, m, h).metrics, devices, in_axes)
 
 
 def seeds_program(env_id: str, objective: Objective, meta_params: Any, config: TrainConfig, num_seeds: int,
@@ -103,9 +102,9 @@ def seeds_program(env_id: str, objective: Objective, meta_params: Any, config: T
     that differ only in traced settings (`--set lr=...`) get the same function: its hyperparameters are an
     argument."""
     devices = devices_for_env(env_id, jax.local_devices() if devices is None else devices)
-    devices = parallel.devices_for(num_seeds, devices)
+    devices = sharding.devices_for(num_seeds, devices)
     keys = np.asarray(seed_keys(num_seeds, seed))
-    args = parallel.place((keys, meta_params, hyper_of(config)), devices, IN_AXES)
+    args = sharding.place((keys, meta_params, hyper_of(config)), devices, IN_AXES)
     return runs_program(static_of(config.validate()), env_id, objective, tuple(devices)), args, devices
 
 
@@ -128,7 +127,7 @@ def train_seeds(env_id: str, objective: Objective, meta_params: Any, config: Tra
     start = time.perf_counter()
     metrics = jax.block_until_ready(compiled(*args))
     train_seconds = time.perf_counter() - start
-    metrics = parallel.gather(metrics, num_seeds)
+    metrics = sharding.gather(metrics, num_seeds)
     returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
     env_steps = num_seeds * config.num_updates * config.batch_size
     return SeedsResult(metrics, returns, compile_seconds, train_seconds, env_steps, trace_seconds, len(devices),

@@ -29,7 +29,7 @@ from metadisco.core.errors import UserError, shorten
 from metadisco.core.schema import Settings
 from metadisco.core.stats import seed_mean, stat_block
 from metadisco.envs import devices_for_env
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import sharding
 from metadisco.parallel.cost import CallPlan, plan_call
 from metadisco.runs.seeds import resolve_config, runs_program, seed_keys
 from metadisco.trainers.base import Metrics
@@ -117,10 +117,10 @@ def sweep_program(cfg: SweepConfig, devices=None) -> tuple:
     keys = np.asarray(seed_keys(num_seeds, cfg.seed))
     run_keys = np.tile(keys, (num_points,) + (1,) * (keys.ndim - 1))
     local = devices_for_env(cfg.env, jax.local_devices() if devices is None else devices)
-    used = tuple(parallel.devices_for(runs, local))
+    used = tuple(sharding.devices_for(runs, local))
     in_axes = (0, None, 0)
     fn = runs_program(static_of(config), cfg.env, objective, used, in_axes)
-    return fn, parallel.place((run_keys, meta, run_hypers), used, in_axes), runs, config, space, points
+    return fn, sharding.place((run_keys, meta, run_hypers), used, in_axes), runs, config, space, points
 
 
 def plan_sweep(cfg: SweepConfig, devices=None) -> list[CallPlan]:
@@ -138,7 +138,7 @@ def run_sweep(cfg: SweepConfig, devices=None) -> SweepResult:
     start = time.perf_counter()
     out = jax.block_until_ready(fn(*args))
     seconds = time.perf_counter() - start
-    metrics = jax.tree.map(lambda x: x.reshape(num_points, num_seeds, *x.shape[1:]), parallel.gather(out, runs))
+    metrics = jax.tree.map(lambda x: x.reshape(num_points, num_seeds, *x.shape[1:]), sharding.gather(out, runs))
     returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
     used = len(jax.tree.leaves(args[0])[0].sharding.device_set)
     return SweepResult(config, space, points, metrics, returns, np.asarray(diverged(metrics)), seconds, used)

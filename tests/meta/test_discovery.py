@@ -25,7 +25,7 @@ from metadisco.meta.loop import meta_train
 from metadisco.meta.probe import _combine, _pair_stats, probe
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 
 TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
          "lr": 0.01}
@@ -199,10 +199,10 @@ def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     es_state = step.init(step.base_key)
     keys = step.keys(0)
     population, _ = step.ask(keys.ask, es_state)
-    population = jax.tree.map(lambda x: np.asarray(x).copy(), dist.to_host(population))
+    population = jax.tree.map(lambda x: np.asarray(x).copy(), hosts.to_host(population))
     for leaf, zero in zip(jax.tree.leaves(population), jax.tree.leaves(step.problem.control), strict=True):
         leaf[2] = zero  # member 2 is PPO exactly (every learned piece at zero)
-    fitness = step.problem.population_fitness(dist.to_global(population, step.mesh), keys.tasks,
+    fitness = step.problem.population_fitness(hosts.to_global(population, step.mesh), keys.tasks,
                                               step.problem.tasks_of(0), baselines).fitness
     assert fitness[2] == 1.0
     assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)

@@ -28,7 +28,7 @@ from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.trainers.config import DEFAULT, Hyper
 from metadisco.trainers.hyper import hyper_of, stack
 
@@ -171,7 +171,7 @@ def test_members_train_at_their_own_settings_and_zero_units_train_as_without_a_s
     task, P = step.problem.tasks[0], step.population_size
     keys = step.keys(0)
     population, _ = step.ask(keys.ask, step.init())
-    meta, units = step.split(dist.to_host(population))
+    meta, units = step.split(hosts.to_host(population))
     assert set(units) == {"lr"} and units["lr"].shape == (P,)
     # the objective's part is drawn as without a section (same start point, structure and dtypes)
     assert jax.tree.structure(meta) == jax.tree.structure(plain.split(plain.mean(plain.init()))[0])
@@ -180,11 +180,11 @@ def test_members_train_at_their_own_settings_and_zero_units_train_as_without_a_s
     np.testing.assert_allclose(lr[:P // 2] * lr[P // 2:], np.float32(0.01) ** 2, rtol=1e-5)  # antithetic in log lr
     # the rows train at those settings: the same members with every unit at zero score otherwise ...
     zeroed = step.hyper.join(meta, {"lr": np.zeros(P, np.float32)})
-    own = step.problem.train_rows(task, dist.to_global(dist.to_host(population), step.mesh), keys.tasks[0])
-    at_zero = step.problem.train_rows(task, dist.to_global(zeroed, step.mesh), keys.tasks[0])
+    own = step.problem.train_rows(task, hosts.to_global(hosts.to_host(population), step.mesh), keys.tasks[0])
+    at_zero = step.problem.train_rows(task, hosts.to_global(zeroed, step.mesh), keys.tasks[0])
     assert not np.array_equal(own, at_zero)
     # ... and at zero units they train exactly as the same objective without a hyper section
-    rows = dist.to_global(meta, plain.mesh)
+    rows = hosts.to_global(meta, plain.mesh)
     np.testing.assert_array_equal(at_zero, plain.problem.train_rows(task, rows, keys.tasks[0]))
     # the PPO control keeps the task's own settings
     assert step.split(step.problem.control)[1] == {"lr": 0.0}

@@ -25,7 +25,7 @@ from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep, fitness_stats
 from metadisco.meta.strategy import make_strategy
 from metadisco.objectives.files import load_objective
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -136,8 +136,8 @@ def test_a_diverged_member_scores_worst_and_the_generation_goes_on():
     for leaf in jax.tree.leaves(poisoned):
         leaf[1] = np.nan
     # one task: fitness is not normalised (no baselines)
-    fitness = step.problem.population_fitness(dist.to_global(poisoned, step.mesh), keys.tasks, step.problem.tasks_of(0),
-                                      Baselines()).fitness
+    fitness = step.problem.population_fitness(hosts.to_global(poisoned, step.mesh), keys.tasks,
+                                              step.problem.tasks_of(0), Baselines()).fitness
     assert np.isnan(fitness[1]) and np.all(np.isfinite(np.delete(fitness, 1)))
     assert fitness_stats(fitness)["nan_count"] == 1
     # the strategy is told that fitness for the members it asked for, and its mean stays finite
@@ -293,7 +293,7 @@ def test_experiment_configs_are_valid(path):
 
 
 def test_device_count_is_recorded(reference_run):
-    note = json.loads((reference_run / dist.DEVICES_FILE).read_text())
+    note = json.loads((reference_run / hosts.DEVICES_FILE).read_text())
     assert note["devices"] == 4 and note["processes"] == 1 and note["platform"] == "cpu"
     assert json.loads((reference_run / "summary.json").read_text())["devices"] == 4
 
@@ -310,7 +310,7 @@ def test_resume_on_another_device_count_warns_and_continues(reference_run, tmp_p
     with pytest.warns(MetadiscoWarning, match="run on 4 device.* resumes on 1: .* not guaranteed to be bit-identical"):
         meta_train(tiny(generations=3, eval_every=2), run, resume=True, mesh=one_device, progress=False)
     assert [x["generation"] for x in read_metrics(run)] == [0, 1, 2]
-    assert json.loads((run / dist.DEVICES_FILE).read_text())["devices"] == 1  # the count it ends on
+    assert json.loads((run / hosts.DEVICES_FILE).read_text())["devices"] == 1  # the count it ends on
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -12,8 +12,7 @@ from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.plan import plan, render
 from metadisco.meta.step import GenerationStep
-from metadisco.parallel import cost
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import cost, hosts
 
 pytestmark = pytest.mark.slow  # compiles every loop body of the trainer apart (about a minute on 2 busy cores)
 
@@ -41,9 +40,9 @@ def test_memory_and_flops_are_the_real_programs(planned):
     task = step.problem.tasks[0]
     # the arguments generation 0 gives the program, built as the generation step builds them
     keys = step.keys(0)
-    population = dist.to_host(step.ask(keys.ask, step.init())[0])
+    population = hosts.to_host(step.ask(keys.ask, step.init())[0])
     rows = paired.with_control(population, step.problem.control, step.devices)
-    args = step.problem.program_args(task, dist.to_global(rows, step.mesh), paired.rows_of(keys.tasks[0][0], 8))
+    args = step.problem.program_args(task, hosts.to_global(rows, step.mesh), paired.rows_of(keys.tasks[0][0], 8))
     compiled = task.population_program.lower(*args).compile()
     stats = compiled.memory_analysis()
     (program,) = [p for p in result.programs if p.role == "train"]

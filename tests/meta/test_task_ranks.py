@@ -24,7 +24,7 @@ from metadisco.meta.fitness import centered_ranks, mean_task_ranks, to_minimise
 from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep
-from metadisco.parallel import hosts as dist
+from metadisco.parallel import hosts
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 sys.path.insert(0, str(DATA))
@@ -163,7 +163,7 @@ def test_the_es_is_told_the_mean_of_task_ranks_and_the_report_is_the_mean():
     keys = step.keys(0)
     population, asked = step.ask(keys.ask, state)
     expected = step.tell(keys.tell, population, out.told, asked)
-    for a, b in zip(jax.tree.leaves(dist.to_host(es_state)), jax.tree.leaves(dist.to_host(expected)), strict=True):
+    for a, b in zip(jax.tree.leaves(hosts.to_host(es_state)), jax.tree.leaves(hosts.to_host(expected)), strict=True):
         np.testing.assert_array_equal(a, b)
     # without the key the ES is told the reported fitness itself
     mean_step = GenerationStep(parse_config(recorder.CONFIG))

@@ -9,7 +9,7 @@ from metadisco.envs import make_env
 from metadisco.evaluate.methods import Method
 from metadisco.evaluate.runner import _compiled, train_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import sharding
 from metadisco.runs.seeds import seed_keys, train_seeds
 from metadisco.trainers import make_train
 from metadisco.trainers.config import TrainConfig
@@ -31,16 +31,16 @@ def test_session_has_four_devices():
 
 @pytest.mark.parametrize("runs, devices, padded", [(1, 4, 4), (4, 4, 4), (5, 4, 8), (6, 4, 8), (3, 1, 3)])
 def test_padded_size(runs, devices, padded):
-    assert parallel.padded_size(runs, devices) == padded
+    assert sharding.padded_size(runs, devices) == padded
 
 
 def test_place_pads_with_copies_and_gather_drops_them():
     devices = jax.local_devices()
-    (keys, shared) = parallel.place((np.arange(10).reshape(5, 2), np.ones(3)), devices, (0, None))
+    (keys, shared) = sharding.place((np.arange(10).reshape(5, 2), np.ones(3)), devices, (0, None))
     assert keys.shape == (8, 2) and len(keys.sharding.device_set) == 4
     np.testing.assert_array_equal(np.asarray(keys)[5:], np.arange(6).reshape(3, 2))  # the first runs again
     assert shared.shape == (3,) and shared.sharding.is_fully_replicated
-    np.testing.assert_array_equal(parallel.gather(keys, 5), np.arange(10).reshape(5, 2))
+    np.testing.assert_array_equal(sharding.gather(keys, 5), np.arange(10).reshape(5, 2))
 
 
 @pytest.fixture(scope="module")

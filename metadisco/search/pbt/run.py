@@ -37,7 +37,7 @@ from metadisco.core import checkpoint as ckpt_lib
 from metadisco.core.errors import UserError
 from metadisco.core.schema import plain_data
 from metadisco.envs import devices_for_env
-from metadisco.parallel import sharding as parallel
+from metadisco.parallel import sharding
 from metadisco.parallel.cost import CallPlan, plan_call
 from metadisco.runs.rundir import CHECKPOINTS, RunDir
 from metadisco.runs.seeds import seed_keys
@@ -62,8 +62,8 @@ def _programs(static: TrainConfig, env_id: str, objective, devices: tuple, updat
     from metadisco.envs import make_env
 
     trainer: Trainer = make_trainer(static, make_env(env_id), objective)
-    init = parallel.shard_runs(trainer.init, devices, (0, None, 0))
-    step = parallel.shard_runs(lambda state: trainer.step(state, updates), devices, (0,))
+    init = sharding.shard_runs(trainer.init, devices, (0, None, 0))
+    step = sharding.shard_runs(lambda state: trainer.step(state, updates), devices, (0,))
     return init, step
 
 
@@ -103,7 +103,7 @@ class PBT:
         self.objective, self.meta = resolve_objective(cfg.objective)
         n = cfg.population
         local = devices_for_env(cfg.env, jax.local_devices() if devices is None else devices)
-        self.devices = tuple(parallel.devices_for(n, local))
+        self.devices = tuple(sharding.devices_for(n, local))
         self._init, self._step = _programs(static_of(self.config), cfg.env, self.objective, self.devices,
                                            cfg.ready.updates)
         points = random_points(self.space, n, np.random.default_rng([cfg.seed, INIT_STREAM]))
@@ -114,27 +114,27 @@ class PBT:
     def init(self) -> TrainState:
         """The population before training (host)."""
         n = self.cfg.population
-        args = parallel.place((np.asarray(seed_keys(n, self.cfg.seed)), self.meta, self.initial_hypers),
+        args = sharding.place((np.asarray(seed_keys(n, self.cfg.seed)), self.meta, self.initial_hypers),
                               self.devices, (0, None, 0))
-        return parallel.gather(self._init(*args), n)
+        return sharding.gather(self._init(*args), n)
 
     def plan(self) -> list[CallPlan]:
         """The run's two calls, compiled and costed (`--dry-run`): the initial population (made here: it trains
         nothing) and one round, made `rounds` times."""
         n = self.cfg.population
-        args = parallel.place((np.asarray(seed_keys(n, self.cfg.seed)), self.meta, self.initial_hypers),
+        args = sharding.place((np.asarray(seed_keys(n, self.cfg.seed)), self.meta, self.initial_hypers),
                               self.devices, (0, None, 0))
         init = plan_call("pbt: the initial population", self._init, args, n, 0)
-        state = parallel.gather(self._init(*args), n)
+        state = sharding.gather(self._init(*args), n)
         step = plan_call(f"pbt: one round ({self.cfg.ready.updates} updates)", self._step,
-                         parallel.place((state,), self.devices, (0,)), n, self.steps_per_round, self.rounds)
+                         sharding.place((state,), self.devices, (0,)), n, self.steps_per_round, self.rounds)
         return [init, step]
 
     def step(self, state: TrainState):
         """(state, metrics [N, k]) after k updates of every agent (host in, host out)."""
         n = self.cfg.population
-        new, metrics = self._step(*parallel.place((state,), self.devices, (0,)))
-        return parallel.gather(new, n), parallel.gather(metrics, n)
+        new, metrics = self._step(*sharding.place((state,), self.devices, (0,)))
+        return sharding.gather(new, n), sharding.gather(metrics, n)
 
     def select(self, round_index: int, state: TrainState, scores: np.ndarray):
         """(state, parents): exploit and explore after round `round_index` (0-based)."""
@@ -182,7 +182,7 @@ def _run_pbt(cfg: PBTConfig, run_dir: RunDir | None, resume: bool, devices, say,
     pbt = PBT(cfg, devices)
     config_yaml = pbt.to_yaml()
     digest = ckpt_lib.config_digest(config_yaml)
-    mesh = parallel.mesh_of(pbt.devices)
+    mesh = sharding.mesh_of(pbt.devices)
     ckpt = run_dir.resume_point(resume, config_yaml, yaml.safe_load(config_yaml), mesh) if run_dir else None
     state = pbt.init()
     lines: list[dict] = []

@@ -216,8 +216,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, capsys, command, overrides
 
 def test_dry_run_plans_the_rounds_and_writes_nothing(tmp_path, monkeypatch, capsys):
     from metadisco.cli import main
-    from metadisco.parallel import cost
-    from metadisco.parallel import sharding as parallel
+    from metadisco.parallel import cost, sharding
 
     cfg = pbt_config()
     pbt = PBT(cfg)
@@ -225,7 +224,7 @@ def test_dry_run_plans_the_rounds_and_writes_nothing(tmp_path, monkeypatch, caps
     assert step.calls == pbt.rounds == 6 // 2 and step.env_steps == 4 * 16 * 6 * 4  # every agent's steps
     assert init.env_steps == 0
     state = pbt.init()
-    args = parallel.place((state,), pbt.devices, (0,))
+    args = sharding.place((state,), pbt.devices, (0,))
     compiled = pbt._step.lower(*args).compile()
     assert step.memory == cost.memory(compiled)
     per_round = cost.jaxpr_cost(jax.make_jaxpr(pbt._step)(*args), compiled).flops * len(pbt.devices)
