@@ -67,7 +67,7 @@ def run(args) -> int:
     print(header)
     rows = [*report["tasks"].items(), (f"combined ({baseline}-normalised)", report["combined"])]
     for name, t in rows:
-        print(f"{name:32s} {_fmt(t.get('seeds'), 'd'):>5s} {_fmt(t.get('ppo')):>9s} {_fmt(t.get('random')):>9s} "
+        print(f"{name:32s} {_fmt(t.get('seeds'), 'd'):>5s} {_fmt(_baseline(t)):>9s} {_fmt(t.get('random')):>9s} "
               f"{_fmt(t.get('seed_std')):>9s} {_fmt(t.get('member_std')):>10s} {_fmt(t.get('pair_snr')):>8s} "
               f"{_fmt(t.get('signal_fraction'), '.2f'):>6s} {_fmt(t.get('split_half_reliability'), '.2f'):>10s} "
               f"{_fmt(t.get('seeds_for_snr_1'), 'd'):>15s}")
@@ -79,6 +79,11 @@ def run(args) -> int:
     return 0
 
 
+def _baseline(task: dict):
+    """A task's baseline score: "baseline", or "ppo" in a probe report written before session 16."""
+    return task.get("baseline", task.get("ppo"))
+
+
 def unscored_notes(report: dict) -> list[str]:
     """One line per task the probe could not score: PPO has no final return on any seed (its row is NaN), or too
     few seeds have a final return for every probed member to give pair statistics (its SNR columns read "-")."""
@@ -87,7 +92,7 @@ def unscored_notes(report: dict) -> list[str]:
     cause = "no episode ended, or the runs diverged"
     notes = []
     for name, t in report["tasks"].items():
-        if t.get("ppo") is None or not math.isfinite(t["ppo"]):
+        if _baseline(t) is None or not math.isfinite(_baseline(t)):
             notes.append(f"note: {name}: PPO has no final return on any seed ({cause}): a longer budget, or a "
                          f"lower learning rate, scores it")
         elif "pair_snr" not in t and "scored_seeds" in t:

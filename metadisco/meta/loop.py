@@ -98,7 +98,7 @@ def _write_summary(run: RunState, done: int, say) -> None:
     if step.hyper:
         summary["hyper"] = HYPER
     if step.problem.paired:
-        summary["normalise"] = "paired: 1 + (x - ppo on the same seed keys) / ppo_gap[task]"
+        summary["normalise"] = "paired: 1 + (x - baseline on the same seed keys) / baseline_gap[task]"
         summary["random_policy"] = run.baselines.random
     if step.problem.ranked:
         summary["combine"] = ("rank: the ES is told the mean over tasks of centred ranks within each task; "
@@ -159,7 +159,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
                             for t, r in zip(out_g.tasks, out_g.returns, strict=True)}}
         if step.problem.paired:
             line["tasks"] = [t.name for t in out_g.tasks]
-            line["ppo"] = dict(out_g.ppo)
+            line["baseline"] = dict(out_g.baseline)  # "ppo" in runs before session 16
         if config.sampling.scale:  # the drawn settings each task trained at this generation
             line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
                                 for t in out_g.tasks}

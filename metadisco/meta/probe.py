@@ -92,9 +92,9 @@ def _task_stats(F: np.ndarray, k: int, S: int, repeats: int, random: float) -> t
     stats = _pair_stats(d[:, ok], S) if ok.sum() >= 2 else {}
     with _quiet_nan():
         row = {
-            "seeds": int(repeats * S), "ppo": paired.run_mean(ppo_runs), "random": random,
+            "seeds": int(repeats * S), "baseline": paired.run_mean(ppo_runs), "random": random,
             "mean": paired.run_mean(mean_runs), "seed_std": float(np.nanstd(mean_runs, ddof=1)),
-            "member_std": float(np.nanstd(np.nanmean(F[:2 * k], axis=1), ddof=1)), "ppo_gap": scale,
+            "member_std": float(np.nanstd(np.nanmean(F[:2 * k], axis=1), ddof=1)), "baseline_gap": scale,
             "diverged_runs": int(np.sum(~np.isfinite(F[:2 * k + 2]))), "scored_seeds": int(ok.sum()), **stats,
         }
     return row, np.where(np.isfinite(d), d, np.nan)

@@ -84,7 +84,8 @@ def combine(per_task: list[np.ndarray], normalisers: list[float | None]) -> np.n
 class PopulationFitness:
     returns: list[np.ndarray]  # per task: [P, S] returns
     fitness: np.ndarray  # [P] the normalised mean over tasks (reported), higher is better; NaN: diverged member
-    ppo: dict[str, float]  # paired normalisation: PPO's fitness per task name on the same keys (else empty)
+    baseline: dict[str, float]  # paired normalisation: the baseline's (PPO's, or the objective's own at zero)
+    # fitness per task name on the same keys (else empty)
     scores: list[np.ndarray]  # per task: [P] members' normalised scores, in the units of `fitness`
     told: np.ndarray  # [P] what the ES is told (higher is better): `fitness` itself, or with combine: rank the
     # mean over tasks of centred ranks (`metadisco.meta.fitness.mean_task_ranks`)
@@ -220,9 +221,9 @@ class MetaProblem:
             controls.append(ppo)
             returns.append(out[:P])
             scores.append(paired.relative(member_fitness(out[:P]), ppo, baselines.scales[task.name]))
-        ppo_scores = {t.name: float(c) for t, c in zip(tasks, controls, strict=True)}
+        baseline_scores = {t.name: float(c) for t, c in zip(tasks, controls, strict=True)}
         fitness = paired.combine_tasks(scores, controls)
-        return PopulationFitness(returns, fitness, ppo_scores, scores, self.to_tell(fitness, scores))
+        return PopulationFitness(returns, fitness, baseline_scores, scores, self.to_tell(fitness, scores))
 
     def to_tell(self, fitness: np.ndarray, scores: list[np.ndarray]) -> np.ndarray:
         """What the ES is told [P] (higher is better), from the reported `fitness` [P] and the per-task `scores`:

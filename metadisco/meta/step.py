@@ -83,7 +83,7 @@ class GenerationOutput:
     population: Any  # the members asked for (device pytree, leaves [P, ...])
     returns: list[np.ndarray]
     fitness: np.ndarray  # reported: the normalised mean over tasks (`PopulationFitness.fitness`)
-    ppo: dict[str, float]
+    baseline: dict[str, float]  # paired: the baseline's fitness per task name (metrics.jsonl's "baseline")
     train_seconds: float  # training the population (the work itself)
     es_seconds: float  # ask + tell
     scores: list[np.ndarray]  # per task: [P] normalised scores
@@ -199,5 +199,5 @@ class GenerationStep:
         jax.block_until_ready(es_state)
         t_tell = time.perf_counter() - t1
         return es_state, GenerationOutput(generation, self.problem.tasks_of(generation), population,
-                                          scored.returns, scored.fitness, scored.ppo, t_train, t_ask + t_tell,
+                                          scored.returns, scored.fitness, scored.baseline, t_train, t_ask + t_tell,
                                           scored.scores, scored.told)

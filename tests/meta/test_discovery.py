@@ -253,11 +253,11 @@ def test_generation_zero_is_ppo_on_validation_and_fresh_seeds(full_run):
     out, result = full_run
     assert result.fitness_of_initial_mean == 1.0  # the start point is PPO exactly (output layer at zero)
     line = metrics(out)[0]
-    assert line["tasks"] and all(name in line["ppo"] for name in line["tasks"])
+    assert line["tasks"] and all(name in line["baseline"] for name in line["tasks"])
     for lines in metrics(out):  # the drawn learning rate of each task is recorded, within its range of 0.01
         assert set(lines["settings"]) == set(lines["tasks"])
         assert all(0.005 <= v["lr"] <= 0.02 for v in lines["settings"].values())
-    assert json.loads((out / "baselines.json").read_text())["ppo_gap"].keys() == {
+    assert json.loads((out / "baselines.json").read_text())["baseline_gap"].keys() == {
         "CartPole-v1@256", "CartPole-v1@512", "UmbrellaChain-bsuite@512"}
     assert result.fitness_of_best is not None and math.isfinite(result.fitness_of_best)
 
@@ -311,7 +311,7 @@ def test_probe_names_tasks_that_no_run_could_score():
 
     report = {"tasks": {"Freeway-MinAtar@250000": {"ppo": math.nan},
                         "Gone@1000": {"ppo": None},  # as read back from --out JSON
-                        "CartPole-v1@24576": {"ppo": 278.0}}}
+                        "CartPole-v1@24576": {"baseline": 278.0}}}  # "ppo": a report before session 16
     notes = unscored_notes(report)
     assert [n.split(":")[1].strip() for n in notes] == ["Freeway-MinAtar@250000", "Gone@1000"]
     assert all("no episode ended" in n and "diverged" in n for n in notes)
@@ -351,6 +351,6 @@ def test_probe_reports_every_task_and_a_verdict(full_run):
     assert set(report["tasks"]) == {t.name for t in step.problem.tasks}
     for task in step.problem.tasks:
         stats = report["tasks"][task.name]
-        assert stats["seeds"] == 2 * task.cfg.seeds and stats["seed_std"] >= 0 and stats["ppo_gap"] > 0
+        assert stats["seeds"] == 2 * task.cfg.seeds and stats["seed_std"] >= 0 and stats["baseline_gap"] > 0
     assert report["verdict"].split(":")[0] in ("usable", "weak", "noise")
     assert report["pairs_probed"] == 2 and 0 <= report["effective_pairs"] <= 2

@@ -153,11 +153,11 @@ def test_the_es_is_told_the_mean_of_task_ranks_and_the_report_is_the_mean():
     es_state, out = step(state, 0, baselines)
     assert [t.name for t in out.tasks] == NAMES and len(out.scores) == 2
     np.testing.assert_array_equal(out.told, mean_task_ranks(out.scores))
-    np.testing.assert_array_equal(out.fitness, paired.combine_tasks(out.scores, [out.ppo[n] for n in NAMES]))
+    np.testing.assert_array_equal(out.fitness, paired.combine_tasks(out.scores, [out.baseline[n] for n in NAMES]))
     # the scores are the paired-normalised ones: 1 + (member - PPO) / ppo_gap
     for task, scores, returns in zip(out.tasks, out.scores, out.returns, strict=True):
         member = np.asarray(returns, np.float64).mean(axis=1)
-        expected = 1 + (member - out.ppo[task.name]) / baselines.scales[task.name]
+        expected = 1 + (member - out.baseline[task.name]) / baselines.scales[task.name]
         np.testing.assert_allclose(scores, expected, rtol=1e-12)
     # the state after the step is the one `tell` gives for the ranks
     keys = step.keys(0)
