@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 
@@ -88,7 +89,37 @@ def population_throughput(populations=POPULATIONS, timesteps: int = 16_384) -> d
     return out
 
 
+class ResidentMemory:
+    """A meta-training callback: this process's resident memory (bytes, from /proc) after each generation."""
+
+    def __init__(self):
+        self.bytes: list[int] = []
+
+    def on_generation(self, line: dict, seconds) -> None:
+        with open("/proc/self/statm") as f:
+            self.bytes.append(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
+
+
+def memory_over_generations(generations: int = 300, early: int = 30, timesteps: int = 512) -> dict:
+    """Resident memory after generation `early` and after the last of a tiny run written to a run directory
+    (metrics, objective and checkpoint every generation, the ES mean scored every 10): a long run's footprint
+    stays flat when every generation frees what it made. Aim (issue 32): within 10%."""
+    config = bench_config(4, timesteps, generations)
+    config["tasks"][0]["train"] = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2,
+                                   "update_epochs": 2}
+    config["eval_every"] = 10
+    memory = ResidentMemory()
+    with tempfile.TemporaryDirectory() as out:
+        meta_train(parse_config(config), out, mesh=_mesh_for(4), progress=False, callbacks=[memory], plot=False)
+    at_early, at_end = memory.bytes[early - 1], memory.bytes[-1]
+    return {"generations": generations, "timesteps_per_member": timesteps,
+            f"rss_bytes_after_generation_{early}": at_early, f"rss_bytes_after_generation_{generations}": at_end,
+            "growth_fraction": (at_end - at_early) / at_early, "aim": "growth_fraction <= 0.10",
+            "rss_bytes_every_10_generations": memory.bytes[9::10]}
+
+
 def bench_meta(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
     return {"env": "CartPole-v1", "objective": "lpo (hidden 32)", "timesteps_per_member": timesteps,
             "throughput": population_throughput(populations, timesteps),
-            "es_overhead": es_overhead(16, timesteps)}
+            "es_overhead": es_overhead(16, timesteps),
+            "memory_over_generations": memory_over_generations()}

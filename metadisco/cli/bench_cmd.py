@@ -45,6 +45,8 @@ def run(args) -> int:
         say("bench meta-training: populations 1, 4, 16, 64 on CartPole, then the ES overhead of a short run")
         figures = bench_meta(timesteps=args.timesteps or 16_384)
         write_json(args.out, {"machine": bench_train.machine(), "meta": figures})
+        mem = figures["memory_over_generations"]
+        say(f"resident memory from generation 30 to {mem['generations']}: {100 * mem['growth_fraction']:+.1f}%")
         say(f"ES overhead {100 * figures['es_overhead']['overhead_fraction']:.2f}% of a generation; "
             + ", ".join(f"P={k.split('_')[1]}: {v['env_steps_per_second']:,.0f} steps/s"
                         for k, v in figures["throughput"].items()) + f"; wrote {args.out}")
