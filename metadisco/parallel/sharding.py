@@ -36,8 +36,12 @@ def padded_size(runs: int, num_devices: int) -> int:
 
 def devices_for(runs: int, devices: Sequence) -> list:
     """The devices R runs are split over: all of them, or the first R when there are fewer runs than devices
-    (a device holding nothing but padding would only burn a core)."""
-    return list(devices)[:max(1, min(runs, len(devices)))]
+    (a device holding nothing but padding would only burn a core). Devices of several processes are all kept:
+    in a multi-process run every process must hold a share of each program it runs (padding fills them)."""
+    devices = list(devices)
+    if len({d.process_index for d in devices}) > 1:
+        return devices
+    return devices[:max(1, min(runs, len(devices)))]
 
 
 @functools.lru_cache(maxsize=8)
