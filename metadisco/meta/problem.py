@@ -116,8 +116,9 @@ class MetaProblem:
         self._tile = jax.jit(lambda mean: jax.tree.map(lambda x: jnp.broadcast_to(x, (P, *x.shape)), mean),
                              out_shardings=hosts.replicated(mesh))
         one_device = [t.env for t in (*config.tasks, *config.validation.tasks) if runs_on_one_device(t.env)]
-        if one_device and mesh.devices.size > 1:
-            raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}; meta-train with --devices 1")
+        if one_device and jax.process_count() > 1:  # a one-device program cannot span the processes
+            raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}, so it cannot be part of a "
+                            "multi-process run; meta-train it in one process")
         self.task_lengths = build_tasks(config.tasks, config.objective, config.fitness, mesh)
         self.tasks: list[Task] = [t for lengths in self.task_lengths for t in lengths]  # every (env, length)
         self.valid_tasks: list[Task] = [t for lengths in build_tasks(
@@ -200,7 +201,10 @@ class MetaProblem:
             hypers = task.hypers(np.shape(keys)[0])
         else:
             hypers = self.hyper.task_hypers(task.train_config, hosts.to_host(units))
-        return meta, hosts.to_global(keys, self.mesh), hosts.to_global(hypers, self.mesh)
+        mesh = task.mesh if task.mesh is not None else self.mesh
+        if mesh is not self.mesh:  # a task on its own device (brax): the rows move there
+            meta = hosts.to_global(hosts.to_host(meta), mesh)
+        return meta, hosts.to_global(keys, mesh), hosts.to_global(hypers, mesh)
 
     def population_fitness(self, population, task_keys: list[np.ndarray], tasks: list[Task], baselines
                            ) -> PopulationFitness:

@@ -39,6 +39,8 @@ class Task:
     train_config: TrainConfig
     population_program: Any  # jitted (population [M], keys [M, S, 2], hypers [M]) -> fitness [M, S], replicated
     steps_per_run: int
+    mesh: Any = None  # the devices its program runs on: the run's mesh, or its first device for an env that
+    # runs on one device (`metadisco.envs.runs_on_one_device`: brax)
 
     def hypers(self, rows: int):
         """The task's hyperparameters (its train config's traced settings) for `rows` members: leaves [rows]."""
@@ -75,24 +77,27 @@ _PROGRAMS: dict = {}
 def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str, mesh, where: str = "tasks"
                 ) -> list[list[Task]]:
     """For each config task, one `Task` per training length."""
-    from metadisco.envs import make_env
+    from metadisco.envs import make_env, runs_on_one_device
+    from metadisco.parallel.sharding import make_mesh
     from metadisco.runs.seeds import resolve_config
     from metadisco.trainers import make_trainer
 
+    first_device = make_mesh(list(mesh.devices.flat)[:1])
     out = []
     for i, cfg in enumerate(cfgs):
+        task_mesh = first_device if runs_on_one_device(cfg.env) else mesh
         lengths = []
         for timesteps in cfg.lifetimes:
             try:
                 train_config = resolve_config(cfg.env, cfg.preset, cfg.train, timesteps, objective.algorithm)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
-            cache_key = (static_of(train_config), cfg.env, objective, fitness, mesh)
+            cache_key = (static_of(train_config), cfg.env, objective, fitness, task_mesh)
             if cache_key not in _PROGRAMS:
                 train = make_trainer(static_of(train_config), make_env(cfg.env), objective).train
-                _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, mesh)
+                _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, task_mesh)
             steps = train_config.num_updates * train_config.batch_size
-            lengths.append(Task(i, cfg, timesteps, train_config, _PROGRAMS[cache_key], steps))
+            lengths.append(Task(i, cfg, timesteps, train_config, _PROGRAMS[cache_key], steps, task_mesh))
         out.append(lengths)
     return out
 
