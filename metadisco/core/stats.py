@@ -37,16 +37,22 @@ def seed_mean(values, axis=-1, *, diverged: str) -> np.ndarray:
       (the ES mean, the PPO baseline, a control run) whose runs are draws of the same thing: a rare diverged
       seed is reported apart (`finite`, `stat_block`), not allowed to erase the point's score.
 
-    float64 throughout; empty or all-non-finite input gives NaN without a warning.
+    In the input's float precision (integers: float64), computed as numpy's own `mean` ("fail") and `nanmean`
+    ("skip") compute it, so callers that moved here give the same bits; pass float64 for a float64 mean. Empty or
+    all-non-finite input gives NaN without a warning.
     """
-    values = np.asarray(values, np.float64)
+    values = np.asarray(values)
+    if not np.issubdtype(values.dtype, np.floating):
+        values = values.astype(np.float64)
     ok = np.isfinite(values)
+    zeroed = np.where(ok, values, values.dtype.type(0))
     if diverged == "fail":
-        return np.where(np.all(ok, axis=axis), np.mean(np.where(ok, values, 0.0), axis=axis), np.nan)
+        return np.where(np.all(ok, axis=axis), np.mean(zeroed, axis=axis), np.nan).astype(values.dtype)
     if diverged == "skip":
+        count = np.sum(ok, axis=axis)
         with np.errstate(invalid="ignore", divide="ignore"):
-            count = np.sum(ok, axis=axis)
-            return np.where(count > 0, np.sum(np.where(ok, values, 0.0), axis=axis) / np.maximum(count, 1), np.nan)
+            mean = (np.sum(zeroed, axis=axis) / np.maximum(count, 1)).astype(values.dtype)
+        return np.where(count > 0, mean, np.nan).astype(values.dtype)
     raise ValueError(f"diverged must be 'fail' or 'skip', got {diverged!r}")
 
 

@@ -72,7 +72,7 @@ def pair_keys(keys: np.ndarray, rows: int) -> np.ndarray:
 
 def run_mean(returns: np.ndarray) -> float:
     """Mean over the finite runs of a block of rows x seeds; NaN when none is finite (all diverged)."""
-    return float(seed_mean(returns, None, diverged="skip"))
+    return float(seed_mean(np.asarray(returns, np.float64), None, diverged="skip"))
 
 
 def relative(scores: np.ndarray, ppo: float, scale: float) -> np.ndarray:

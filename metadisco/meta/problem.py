@@ -63,7 +63,7 @@ def generation_keys(base_key, generation: int) -> tuple[np.ndarray, np.ndarray, 
 def member_fitness(returns: np.ndarray) -> np.ndarray:
     """[P, S] returns -> [P]: mean over seeds, NaN when any seed is not finite (diverged): a member that
     diverges on one seed ranks last (`seed_mean`'s "fail")."""
-    return seed_mean(returns, -1, diverged="fail")
+    return seed_mean(np.asarray(returns, np.float64), -1, diverged="fail")
 
 
 def scale(per_task: list[np.ndarray], normalisers: list[float | None]) -> list[np.ndarray]:
