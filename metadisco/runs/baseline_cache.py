@@ -38,7 +38,7 @@ from metadisco.core.io import atomic_write_text, to_jsonable
 FORMAT = "metadisco-baseline-1"
 # Source folders whose code cannot change a baseline's number (the command line, figures, analysis): editing
 # them keeps the cache. Everything else under metadisco/ is hashed.
-UNHASHED = ("cli", "analysis", "pbt")
+UNHASHED = ("cli", "analysis", "bench", "figures")  # folders of the package that cannot change a measured number
 PACKAGES = ("jax", "jaxlib", "numpy", "gymnax", "brax", "flax", "optax", "chex")
 
 _root: Path | None = None
@@ -64,18 +64,22 @@ def folder() -> Path | None:
     return _root
 
 
+def hashed_files() -> list[Path]:
+    """The package's source files that can change a measured number: every one but those in `UNHASHED`."""
+    package = Path(__file__).resolve().parent.parent  # metadisco/, this module being metadisco/runs/...
+    return [path for path in sorted(package.rglob("*.py"))
+            if path.relative_to(package).parts[0] not in UNHASHED]
+
+
 @functools.cache
 def code_version() -> str:
     """The package version and a SHA-256 of the source files that can change a measured number."""
     from metadisco import __version__
 
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        relative = path.relative_to(package)
-        if relative.parts[0] in UNHASHED:
-            continue
-        digest.update(str(relative).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in hashed_files():
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     return f"{__version__}+{digest.hexdigest()[:16]}"
 
 

@@ -3,6 +3,7 @@ bit what it would have measured; damaged files are reported and measured again."
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -121,3 +122,16 @@ def test_meta_train_probe_and_evaluate_take_no_baseline_cache(command):
     parser = build_parser()
     assert parser.parse_args(command).baseline_cache is True
     assert parser.parse_args([*command, "--no-baseline-cache"]).baseline_cache is False
+
+
+def test_the_code_version_hashes_every_module_that_computes_a_number():
+    import metadisco
+
+    package = Path(metadisco.__file__).resolve().parent
+    hashed = {str(p.relative_to(package)) for p in baseline_cache.hashed_files()}
+    # the scoring, training, env and statistics code (a change to any of them must miss the cache) ...
+    assert {"core/stats.py", "meta/problem.py", "meta/paired.py", "trainers/ppo.py", "envs/registry.py",
+            "objectives/drift.py", "runs/random_policy.py", "parallel/sharding.py"} <= hashed
+    # ... but not the command line, figures, analysis or benchmarks
+    assert not any(name.split("/")[0] in ("cli", "figures", "analysis", "bench") for name in hashed)
+
