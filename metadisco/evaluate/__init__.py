@@ -52,16 +52,26 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
             raise UserError("give --envs ID[,ID...] (only a meta-training run directory has default envs)")
         envs = held_out_envs(run_dir)
     budgets = [split_budget(spec) for spec in envs]  # 'ID@TIMESTEPS' sets that env's budget
-    envs = [env for env, _ in budgets]
-    duplicates = sorted({e for e in envs if envs.count(e) > 1})
+    ids = [env for env, _ in budgets]
+    # A regime is named by its env id, or by 'ID@TIMESTEPS' when the same env is judged at several budgets.
+    envs = [env if ids.count(env) == 1 else f"{env}@{budget}" for env, budget in budgets]
+    duplicates = sorted({e for e in envs if envs.count(e) > 1 or "@None" in e})
     if duplicates:
-        raise UserError(f"env {duplicates[0]!r} is given twice in --envs")
+        raise UserError(f"env {duplicates[0].removesuffix('@None')!r} is given twice in --envs; give each regime "
+                        "once (the same env at several budgets: ID@TIMESTEPS each)")
     # Check everything the user typed before the first (long) training call.
-    configs = {env: resolve_config(env, preset, overrides, budget or timesteps, algorithms[0])
-               for env, budget in budgets}
+    configs = {name: resolve_config(env, preset, overrides, budget or timesteps, algorithms[0])
+               for name, (env, budget) in zip(envs, budgets, strict=True)}
     for env, config in configs.items():
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
     return methods, envs, configs
+
+
+def env_of(regime: str) -> str:
+    """The env id of a regime name: 'ID', or 'ID@TIMESTEPS' when an evaluation judges an env at several budgets."""
+    from metadisco.envs import split_budget
+
+    return split_budget(regime)[0]
 
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
@@ -112,9 +122,9 @@ def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs:
               disable=not show_progress, dynamic_ncols=True) as progress:
         for env in envs:
             progress.set_postfix_str(f"{env}: random policy")
-            random_returns[env] = cached_random_return(env, seed=seed)
+            random_returns[env] = cached_random_return(env_of(env), seed=seed)
             progress.update(1)
-            results[env] = train_env(env, methods, configs[env], num_seeds, seed, progress, devices)
+            results[env] = train_env(env_of(env), methods, configs[env], num_seeds, seed, progress, devices)
 
     labels = [m.label for m in methods]
     key_data = next(iter(results[envs[0]].values())).key_data

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from metadisco.cli import main
-from metadisco.evaluate import evaluate, summary
+from metadisco.core.errors import UserError
+from metadisco.evaluate import evaluate, prepare, summary
 from metadisco.evaluate.runner import MethodRun
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.objectives.files import save_objective
@@ -224,3 +225,16 @@ def test_random_policy_runs_until_episodes_end():
     short = random_policy_return(ENV, num_steps=5, max_chunks=40)
     assert math.isfinite(short) and 8.0 < short < 40.0  # CartPole: +1 per step, random episodes ~9-40 steps
     assert math.isnan(random_policy_return(ENV, num_steps=5, max_chunks=1))
+
+
+def test_one_env_at_two_budgets_is_two_regimes(tmp_path):
+    report, runs = evaluate("dpo", [f"{ENV}@256", f"{ENV}@512"], ["ppo"], 2, tmp_path / "two",
+                            overrides=TINY, show_progress=False)
+    assert list(runs) == [f"{ENV}@256", f"{ENV}@512"]
+    assert report["settings"]["timesteps"] == {f"{ENV}@256": 256, f"{ENV}@512": 512}
+    assert runs[f"{ENV}@512"]["ppo"].metrics.episode_return.shape[1] == 2 * runs[f"{ENV}@256"]["ppo"].metrics \
+        .episode_return.shape[1]
+    with pytest.raises(UserError, match="given twice"):
+        prepare("dpo", [f"{ENV}@256", f"{ENV}@256"], ["ppo"], 2)
+    with pytest.raises(UserError, match="given twice"):
+        prepare("dpo", [ENV, f"{ENV}@256"], ["ppo"], 2)
