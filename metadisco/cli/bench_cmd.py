@@ -28,7 +28,11 @@ def add_parser(sub, name):
                    help="alternating runs per peer figure (default 3)")
     p.add_argument("--meta", action="store_true",
                    help="instead: meta-training figures (ES overhead per generation; env steps/s of populations "
-                        "1, 4, 16, 64 on CartPole; --timesteps per member, default 16384)")
+                        "1, 4, 16, 64 on CartPole; --timesteps per member, default 16384; resident memory over "
+                        "a 300-generation tiny run)")
+    p.add_argument("--memory", action="store_true",
+                   help="instead: resident memory after generation 30 and 300 of a tiny meta-training run (not a "
+                        "timing: it may run beside other work)")
     p.set_defaults(run=run, compile_cache=False)
 
 
@@ -38,6 +42,16 @@ def run(args) -> int:
     from metadisco.core.io import check_output_file, write_json
     from metadisco.envs import check_env_id
 
+    if args.memory:
+        check_output_file(args.out)
+        from metadisco.bench.meta import memory_over_generations
+
+        say("bench memory: a tiny meta-training run of 300 generations, resident memory after each")
+        figure = memory_over_generations()
+        write_json(args.out, {"machine": bench_train.machine(), "memory_over_generations": figure})
+        say(f"resident memory from generation 30 to {figure['generations']}: {100 * figure['growth_fraction']:+.1f}% "
+            f"(aim: within 10%); wrote {args.out}")
+        return 0
     if args.meta:
         check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
         from metadisco.bench.meta import bench_meta
