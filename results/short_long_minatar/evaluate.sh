@@ -11,6 +11,9 @@
 #    625,000 -> 2,500,000 steps), kept vs PPO: 16 seeds at 1x and 4x, 8 at 16x (changed before it ran, to fit the
 #    session: 16 seeds at 2.5M steps would take about 40 min here).
 # 3. Pictures and closed forms: the drift beside PPO and DPO, and its parametric and symbolic distillations.
+# 4. (Added after step 1's result, before step 4 ran, when the parametric fit came out as PPO's clip at eps 0.27,
+#    R^2 0.998.) Is the gain only a wider clip? The parametric form on the held-out regimes, the same 16 seeds,
+#    against PPO (retrained on the same keys: the same numbers as step 1's).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN=${1:-results/short_long_minatar/run}
@@ -27,3 +30,5 @@ metadisco evaluate "kept=$OUT/kept.msgpack" --baselines ppo --envs Breakout-MinA
 metadisco plot "$OUT/kept.msgpack" --out "$OUT/figures"
 metadisco distil "$OUT/kept.msgpack" --method parametric --out "$OUT/distil_parametric"
 metadisco distil "$OUT/kept.msgpack" --method symbolic --out "$OUT/distil_symbolic"
+metadisco evaluate "parametric=$OUT/distil_parametric/distilled.msgpack" --baselines ppo --envs "$HELD_OUT" \
+  --seeds 16 --seed 1000 --no-progress --out "$OUT/eval_held_out_parametric" 2>&1 | tee "$OUT/eval_held_out_parametric.txt"

@@ -1,0 +1,37 @@
+"""P(a > b) between any two methods of an evaluation, on the seeds they shared, for both scores: what
+`metadisco evaluate` reports for the objective against each baseline, here also for the baselines against each
+other (issue 30: P(DPO > PPO) on the same seeds as P(kept > PPO)).
+
+    python results/short_long_minatar/compare.py results/short_long_minatar/eval_held_out kept,ppo dpo,ppo kept,dpo
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from metadisco import stats
+
+
+def compare(report: dict, a: str, b: str, score: str) -> tuple[float, tuple[float, float] | None, dict]:
+    envs = [e for e in report if e not in ("settings", "aggregate")]
+    pairs = [(np.asarray(report[e][a][score], float), np.asarray(report[e][b][score], float)) for e in envs]
+    p, ci = stats.aggregate_probability_of_improvement(pairs, seed=report["settings"]["seed"])
+    return p, ci, {e: stats.probability_of_improvement(*pair) for e, pair in zip(envs, pairs, strict=True)}
+
+
+def main(eval_dir: str, *pairs: str) -> None:
+    report = json.loads((Path(eval_dir) / "eval.json").read_text())
+    print(f"{eval_dir}: {report['settings']['seeds']} seeds per method and env (base seed {report['settings']['seed']})")
+    for pair in pairs:
+        a, b = pair.split(",")
+        for score in ("final_return", "mean_return"):
+            p, ci, per_env = compare(report, a, b, score)
+            ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+            envs = ", ".join(f"{e} {v:.2f}" for e, v in per_env.items())
+            print(f"P({a} > {b}) on {score} = {p:.2f}{ci_text}  ({envs})")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
