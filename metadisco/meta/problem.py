@@ -270,7 +270,7 @@ class MetaProblem:
         returns = [self.train_rows(task, population, keys) for task, keys in zip(self.tasks, self._mean_keys(),
                                                                                  strict=True)]
         # Every run counts as one seed of one point (the mean): average the finite runs of each task.
-        per_task = [float(seed_mean(r, None, diverged="skip")) for r in returns]
+        per_task = [seed_mean(r, None, diverged="skip") for r in returns]  # in the returns' precision
         value = combine([np.asarray([v]) for v in per_task], baselines.normalisers_of(self.tasks))[0]
         return float(value) if np.isfinite(value) else None
 

@@ -175,7 +175,7 @@ class GenerationStep:
         """The evolved settings of one ES point's `units` on every training and validation task, as its
         trainer gets them: {task name: {setting: value}}."""
         return {task.name: self.hyper.task_values(task.train_config, units)
-                for task in self.tasks + self.valid_tasks}
+                for task in self.problem.tasks + self.problem.valid_tasks}
 
     # -- keys -----------------------------------------------------------------------------------------
 

@@ -35,6 +35,14 @@ KEYS = ("generation", "fitness_mean", "fitness_max", "fitness_min", "fitness_std
         "ppo", "fitness_of_initial_mean", "fitness_of_mean", "env_steps")
 
 
+RENAMED = {"baseline": "ppo"}  # a key's name now -> its name when recorded (session 16: the paired control)
+
+
+def as_recorded(line: dict) -> dict:
+    """A metrics line with today's key names put back to the recorded ones."""
+    return {RENAMED.get(k, k): v for k, v in line.items()}
+
+
 def config(**changes) -> dict:
     out = copy.deepcopy(CONFIG)
     out.update(changes)
@@ -46,7 +54,7 @@ def run(out: Path, **changes) -> dict:
     from metadisco.meta.loop import meta_train
 
     meta_train(config(**changes), out, progress=False, plot=False)
-    lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    lines = [as_recorded(json.loads(line)) for line in (out / "metrics.jsonl").read_text().splitlines()]
     return {"objective_sha256": hashlib.sha256((out / "objective.msgpack").read_bytes()).hexdigest(),
             "metrics": [{k: line[k] for k in KEYS if k in line} for line in lines]}
 
