@@ -138,13 +138,8 @@ class GenerationStep:
         self.problem = MetaProblem(config, self.mesh, self.hyper, self.hyper.point(self.objective.zero_meta()),
                                    self.base_key)
 
-    @property
-    def population_size(self) -> int:
-        return self.config.strategy.population_size
-
-    @property
-    def devices(self) -> int:
-        return int(self.mesh.devices.size)
+    population_size = property(lambda self: self.problem.population_size)
+    devices = property(lambda self: self.problem.devices)  # the mesh's device count
 
     # -- ES state -------------------------------------------------------------------------------------
 
