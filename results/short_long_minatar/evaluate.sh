@@ -14,6 +14,9 @@
 # 4. (Added after step 1's result, before step 4 ran, when the parametric fit came out as PPO's clip at eps 0.27,
 #    R^2 0.998.) Is the gain only a wider clip? The parametric form on the held-out regimes, the same 16 seeds,
 #    against PPO (retrained on the same keys: the same numbers as step 1's).
+# 5. (Added after the Breakout horizon showed the kept objective losing at 4x and 16x, before step 5 ran.) Does
+#    the held-out gain last? SpaceInvaders at 2,500,000 steps (16x the longest training run), 8 seeds, kept vs
+#    PPO and DPO.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN=${1:-results/short_long_minatar/run}
@@ -32,3 +35,5 @@ metadisco distil "$OUT/kept.msgpack" --method parametric --out "$OUT/distil_para
 metadisco distil "$OUT/kept.msgpack" --method symbolic --out "$OUT/distil_symbolic"
 metadisco evaluate "parametric=$OUT/distil_parametric/distilled.msgpack" --baselines ppo --envs "$HELD_OUT" \
   --seeds 16 --seed 1000 --no-progress --out "$OUT/eval_held_out_parametric" 2>&1 | tee "$OUT/eval_held_out_parametric.txt"
+metadisco evaluate "kept=$OUT/kept.msgpack" --baselines ppo,dpo --envs SpaceInvaders-MinAtar@2500000 \
+  --seeds 8 --seed 1000 --no-progress --out "$OUT/eval_held_out_16x" 2>&1 | tee "$OUT/eval_held_out_16x.txt"
