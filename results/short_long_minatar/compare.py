@@ -3,6 +3,9 @@
 other (issue 30: P(DPO > PPO) on the same seeds as P(kept > PPO)).
 
     python results/short_long_minatar/compare.py results/short_long_minatar/eval_held_out kept,ppo dpo,ppo kept,dpo
+
+Several evaluation directories (comma-separated) made with the same seeds and envs are read as one, so methods
+of different evaluations compare on their shared seeds (each directory's base seed and seed count must agree).
 """
 
 import json
@@ -21,8 +24,22 @@ def compare(report: dict, a: str, b: str, score: str) -> tuple[float, tuple[floa
     return p, ci, {e: stats.probability_of_improvement(*pair) for e, pair in zip(envs, pairs, strict=True)}
 
 
+def merged(eval_dirs: str) -> dict:
+    """The reports of comma-separated evaluation directories as one: per env, every method of every report."""
+    reports = [json.loads((Path(d) / "eval.json").read_text()) for d in eval_dirs.split(",")]
+    first = reports[0]
+    for other in reports[1:]:
+        same = ("seed", "seeds", "seed_keys")
+        if any(other["settings"][k] != first["settings"][k] for k in same):
+            raise SystemExit(f"{eval_dirs}: the evaluations do not share their seeds ({', '.join(same)} differ)")
+        for env, methods in other.items():
+            if env not in ("settings", "aggregate"):
+                first[env] = {**first[env], **methods}
+    return first
+
+
 def main(eval_dir: str, *pairs: str) -> None:
-    report = json.loads((Path(eval_dir) / "eval.json").read_text())
+    report = merged(eval_dir)
     print(f"{eval_dir}: {report['settings']['seeds']} seeds per method and env (base seed {report['settings']['seed']})")
     for pair in pairs:
         a, b = pair.split(",")
