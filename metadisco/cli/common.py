@@ -162,8 +162,9 @@ def start_processes(args) -> None:
     if not hasattr(args, "distributed") or not (args.distributed or hosts.wants_distributed()):
         return
     if args.devices is not None:
-        raise UserError("--devices selects devices of one process; a multi-process run uses every device of "
-                        "every process")
+        from metadisco.parallel.devices import ONE_PROCESS_DEVICES
+
+        raise UserError(ONE_PROCESS_DEVICES)
     _native_stdout_to_stderr()
     hosts.initialize()
     _WRITER[0] = hosts.is_writer()

@@ -15,7 +15,8 @@ def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, see
     """One `CallPlan` per env and group of methods, in the order `evaluate` makes the calls."""
     import jax
 
-    from metadisco.envs import make_env, split_budget
+    from metadisco.envs import make_env
+    from metadisco.evaluate import env_of
     from metadisco.evaluate.runner import group_methods, group_program
     from metadisco.runs.seeds import seed_keys
 
@@ -23,7 +24,7 @@ def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, see
     keys = seed_keys(num_seeds, seed)
     out = []
     for env_id in envs:
-        env, config = make_env(split_budget(env_id)[0]), configs[env_id]
+        env, config = make_env(env_of(env_id)), configs[env_id]
         for group in group_methods(methods):
             fn, args = group_program(env, group, config, keys, devices)
             runs = len(group) * num_seeds

@@ -88,6 +88,10 @@ def use_all_cores(count: int | None = None, *, override: bool = True) -> int:
     return wanted
 
 
+ONE_PROCESS_DEVICES = ("--devices selects devices of one process; a multi-process run uses every device of every "
+                       "process")
+
+
 def select(count: int | None = None) -> list:
     """The first `count` devices of this process (default: all of them), for the commands' meshes; in a
     multi-process run (`--distributed`) every device of every process, and `count` must be None."""
@@ -95,8 +99,7 @@ def select(count: int | None = None) -> list:
 
     if jax.process_count() > 1:
         if count is not None:
-            raise UserError("--devices selects devices of one process; a multi-process run uses every device "
-                            "of every process")
+            raise UserError(ONE_PROCESS_DEVICES)
         return jax.devices()
     devices = jax.local_devices()
     if count is None:
