@@ -12,6 +12,11 @@ this machine's peak, measured in the same run.
   what XLA's own kernels reach on this machine; a small RL trainer's kernels (64-wide matmuls, a few envs) are
   far from that shape, so the fraction says how much of the machine the program's arithmetic uses, not how
   well it is written.
+- The network alone (`network_only_fn`): a program that makes the actor-critic's passes of the same training run
+  and nothing else (no env, sampling, GAE, loss terms, Adam or shuffling), at the same shapes, vmapped and sharded
+  like the trainer. Its speed is what the trainer would reach if everything but its network were free, on this
+  machine's kernels for these shapes: `trainer_over_network_only` (the trainer's seconds over the network's) is
+  the most any change outside the network could gain.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from metadisco.envs import make_env
@@ -28,6 +34,7 @@ from metadisco.parallel.cost import program_cost
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_train
 from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.networks import make_network
 
 
 def peak_flops(size: int = 2048, repeats: int = 5, devices=None) -> dict:
@@ -87,3 +94,55 @@ def roofline(flops_per_step: float, steps_per_second: float, peak: dict) -> dict
     achieved = flops_per_step * steps_per_second
     return {"achieved_flops_per_second": achieved, "fraction_of_peak": achieved / peak["flops_per_second"]}
 
+
+def network_only_fn(env_id: str, config: TrainConfig):
+    """key -> scalar: the actor-critic passes of one PPO training run of `config`, and nothing else.
+
+    Per update: `num_steps` forward passes on `num_envs` observations, each step's input made from the previous
+    step's outputs (a rollout's dependency chain, so XLA cannot hoist or batch them), then `update_epochs` x
+    `num_minibatches` forward and backward passes on `minibatch_size` samples with a plain gradient step (the
+    next pass needs the new parameters). Left out: the value of the rollout's final observations (one forward pass
+    per env step, batched) and everything that is not the network. Random inputs: the cost of a dense layer does
+    not depend on its values.
+    """
+    env = make_env(env_id)
+    network = make_network(env.spec, tuple(config.hidden_sizes), config.activation)
+    obs_size = int(np.prod(env.spec.obs_shape))
+    passes = config.update_epochs * config.num_minibatches
+
+    def outputs_sum(params, obs):
+        policy, value = network.apply(params, obs)
+        return jnp.sum(policy.logits_or_mean, axis=-1) + value
+
+    def run(key):
+        obs_key, batch_key = jax.random.split(key)
+        params = network.init(key, jnp.zeros((1, obs_size), jnp.float32))
+        obs = jax.random.normal(obs_key, (config.num_envs, obs_size))
+        batch = jax.random.normal(batch_key, (passes, config.minibatch_size, obs_size))
+
+        def update(carry, _):
+            params, obs = carry
+
+            def act(obs, _):
+                return obs + 1e-3 * outputs_sum(params, obs)[:, None], None
+
+            obs, _ = jax.lax.scan(act, obs, None, config.num_steps)
+
+            def minibatch(params, x):
+                grads = jax.grad(lambda p: jnp.sum(outputs_sum(p, x)))(params)
+                return jax.tree.map(lambda p, g: p - 1e-6 * g, params, grads), None
+
+            params, _ = jax.lax.scan(minibatch, params, batch)
+            return (params, obs), None
+
+        (params, obs), _ = jax.lax.scan(update, (params, obs), None, config.num_updates)
+        return jnp.sum(obs) + sum(jnp.sum(leaf) for leaf in jax.tree.leaves(params))
+
+    return run
+
+
+def network_only_program(env_id: str, config: TrainConfig, num_seeds: int, devices) -> tuple:
+    """(jitted function, its arguments) of `network_only_fn` for `num_seeds` seeds, split over `devices` as the
+    trainer's seeds are (`metadisco.runs.seeds.seeds_program`)."""
+    fn = sharding.shard_runs(network_only_fn(env_id, config), devices, (0,))
+    return fn, sharding.place((np.asarray(seed_keys(num_seeds)),), devices, (0,))

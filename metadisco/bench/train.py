@@ -80,8 +80,9 @@ def env_only_fn(env_id: str, config: TrainConfig, num_seeds: int = 1):
 
 def bench_case(case: BenchCase, seed_counts=(1, 16), peak: dict | None = None) -> dict:
     """Trainer and env-only throughput of `case` at each seed count; with `peak` (`roofline.peak_flops`), the
-    trainer's FLOPs per env step and each figure's achieved FLOP/s and fraction of the peak."""
-    from metadisco.bench.roofline import flops_per_env_step, roofline
+    trainer's FLOPs per env step, each figure's achieved FLOP/s and fraction of the peak, and (PPO) the speed of
+    its network alone (`roofline.network_only_fn`) and how many times its time the trainer takes."""
+    from metadisco.bench.roofline import flops_per_env_step, network_only_program, roofline
 
     config = resolve_config(case.env_id, timesteps=case.timesteps)
     objective = BUILTIN_OBJECTIVES["ppo"]
@@ -107,6 +108,11 @@ def bench_case(case: BenchCase, seed_counts=(1, 16), peak: dict | None = None) -
         }
         if peak is not None:
             out[f"seeds_{n}"].update(roofline(out["flops"]["flops_per_env_step"], n * steps / run_s, peak))
+            if config.algorithm == "ppo":
+                network_fn, network_args = network_only_program(case.env_id, config, n, devices)
+                _, network_s = _timed(network_fn, *network_args)
+                out[f"seeds_{n}"].update({"network_only_steps_per_second": n * steps / network_s,
+                                          "trainer_over_network_only": run_s / network_s})
     out["ratio"] = out["seeds_1"]["ratio"]
     return out
 

@@ -1,13 +1,23 @@
 """The roofline figures of `metadisco bench`: the hand count of the actor-critic MLP agrees with XLA's count of
 its forward pass, the whole program's count per env step covers the MLP's work, and the peak is a real
-measurement."""
+measurement; the network-only program does the trainer's network work and nothing else."""
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from tiny_train import TINY
 
-from metadisco.bench.roofline import flops_per_env_step, network_forward_flops, peak_flops, roofline
+from metadisco.bench.roofline import (
+    flops_per_env_step,
+    network_forward_flops,
+    network_only_fn,
+    network_only_program,
+    peak_flops,
+    roofline,
+)
 from metadisco.parallel.cost import program_cost
 from metadisco.trainers.networks import ActorCritic
 
@@ -36,3 +46,22 @@ def test_peak_is_measured_and_the_fraction_follows():
     figure = roofline(1e5, 2e4, peak)
     assert figure["achieved_flops_per_second"] == 2e9
     assert figure["fraction_of_peak"] == pytest.approx(2e9 / peak["flops_per_second"])
+
+
+def test_the_network_only_program_is_the_networks_passes_and_nothing_more():
+    longer = dataclasses.replace(TINY, total_timesteps=2 * TINY.total_timesteps)
+    # Per env step of the updates alone: the difference of two lengths leaves out the network's initialisation.
+    flops = [program_cost(network_only_fn("CartPole-v1", c), jax.random.PRNGKey(0)).flops for c in (TINY, longer)]
+    per_step = (flops[1] - flops[0]) / (TINY.num_updates * TINY.batch_size)
+    hand = flops_per_env_step("CartPole-v1", TINY)["mlp_hand_count_per_env_step"]
+    # (1 + 3 x epochs) forward passes per env step, counted by hand; the program adds only the gradient steps'
+    # elementwise work (a few percent), and leaves out the rollout's final-observation values (1 of 13 passes).
+    assert 0.85 * hand <= per_step <= 1.1 * hand
+
+
+def test_the_network_only_program_runs_per_seed_like_the_trainer():
+    devices = jax.devices()
+    fn, args = network_only_program("CartPole-v1", TINY, 3, devices)
+    out = np.asarray(fn(*args))
+    assert out.shape[0] % len(devices) == 0 and np.all(np.isfinite(out))
+    assert len(np.unique(out[:3])) == 3  # each seed its own network and inputs
