@@ -41,6 +41,17 @@ def test_alternate_interleaves_and_takes_the_ratio_of_medians(monkeypatch):
     assert out["ratio"] == 4.0 and out["samples"]["metadisco"] == [100.0, 200.0, 400.0]
 
 
+def test_each_compile_sample_traces_anew(monkeypatch):
+    # Not from the memoised program builder or JAX's in-memory caches (a repeat then took 0.3 ms, tracing
+    # included): every sample traces again. The suite's persistent compilation cache, which `bench` turns off,
+    # is not the subject here.
+    monkeypatch.setattr(bench_peers.compile_cache, "hits", lambda: 0)
+    config = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 2, update_epochs=1, num_minibatches=1,
+                         hidden_sizes=(8,))
+    for sample in [bench_peers.fresh_compile_seconds(config) for _ in range(2)]:
+        assert sample["trace_seconds"] > 0.02 and sample["seconds"] > sample["trace_seconds"]
+
+
 def test_rejax_ppo_takes_our_settings_and_trains():
     pytest.importorskip("rejax")
     from metadisco.bench import rejax as peers
