@@ -73,7 +73,9 @@ class TrainConfig:
     normalize_reward: bool = False
     # Fraction of the final updates whose finished episodes define the "final return".
     final_window: float = 0.05
-    # Rollout steps per loop iteration in the compiled scan: fewer loop round trips, same numbers.
+    # Rollout steps per loop iteration in the compiled scan: fewer loop round trips, but XLA fuses the unrolled
+    # steps differently, so the numbers differ in their last bits (and a run's path with them), and on this CPU it
+    # was slower (results/bench/levers_cpu.json: 0.96x at 4).
     rollout_unroll: int = 1
     # PQN: epsilon decays linearly from eps_start to eps_finish over the first eps_decay of the updates; rewards
     # are multiplied by reward_scale in the TD targets (not in the logged returns).
