@@ -1,14 +1,14 @@
 """Issue 31, item 2: the known speed levers, tried on the trainer's CartPole programs (1 seed, 16 seeds).
 
     python results/bench/levers.py --out results/bench/levers_cpu.json      # about 15 minutes, idle machine
-    python results/bench/levers.py --summarise results/bench/levers_cpu.json   # adds the per-round ratios
+    python results/bench/levers.py --summarise results/bench/levers_cpu.json   # the ratios again, of a report
 
 Each variant runs in a fresh process (XLA flags are read once per process), alternating with the others for
 `--rounds` rounds; each process compiles the program `metadisco train` runs (`runs.seeds.seeds_program`, the
 `classic` preset, 262,144 steps per seed) and times 3 runs. Reported: the median steps/s per variant over every
 run, its ratio to the baseline's, and whether its metrics are bit-identical to the baseline's (a lever that changes
 the numbers would also change every committed result). This VM's speed drifts between minutes (a 16-seed baseline
-of 390k steps/s in one round and 255k in the next, with no other process running), so `--summarise` also gives
+of 390k steps/s in one round and 255k in the next, with no other process running), so the report also gives
 each variant's ratio to the baseline within each round (samples 3r .. 3r + 2) and their median, and the ratio
 of the best samples (`ratio_of_best`: the speed of the code when the machine was at its fastest), the figure
 to read when the machine drifts. Variants that need the package's code changed were tried as
@@ -130,6 +130,7 @@ def main() -> None:
     with open(tmp, "w") as f:
         json.dump(report, f, indent=1)
     os.replace(tmp, ns.out)
+    summarise(ns.out)
 
 
 if __name__ == "__main__":
