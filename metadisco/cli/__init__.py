@@ -123,7 +123,9 @@ _python_showwarning = warnings.showwarning
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning  # an old option name's warning (`common.OldSpelling`): one line
+        args = parser.parse_args(argv)
     set_up_runtime(args)
     try:
         with warnings.catch_warnings():

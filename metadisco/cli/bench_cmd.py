@@ -4,7 +4,7 @@ The persistent compilation cache is off for this command: compile times are meas
 
 from __future__ import annotations
 
-from metadisco.cli.common import MAX_TIMESTEPS, positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, add_renamed_option, comma_separated, positive_int, say
 
 
 def add_parser(sub, name):
@@ -12,8 +12,13 @@ def add_parser(sub, name):
     p.add_argument("--out", required=True, help="output JSON file")
     p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed for each case (default: 262144)")
-    p.add_argument("--envs", default=None, help="comma-separated env ids (default: CartPole-v1,SpaceInvaders-MinAtar)")
-    p.add_argument("--seeds", default="1,16", help="comma-separated seed counts to vmap (default 1,16)")
+    p.add_argument("--envs", type=comma_separated, default=None,
+                   help="comma-separated env ids (default: CartPole-v1,SpaceInvaders-MinAtar)")
+    p.add_argument("--seed-counts", default="1,16", metavar="N,N,...",
+                   help="comma-separated numbers of seeds to vmap, including 1 (default 1,16)")
+    # Not --seeds: every other command's --seeds is one count; bench's list was called that until now.
+    add_renamed_option(p, "--seeds", "--seed-counts", "a comma-separated list such as 1,16; --seeds is one count "
+                       "in every other command")
     p.add_argument("--no-learned", action="store_true",
                    help="skip the cost of learned pieces (learned optimiser, LPO) against Adam / PPO")
     p.add_argument("--peers", action="store_true",
@@ -66,25 +71,26 @@ def run(args) -> int:
                         for k, v in figures["throughput"].items()) + f"; wrote {args.out}")
         return 0
     cases = list(bench_train.DEFAULT_CASES)
-    if args.envs:
-        cases = [bench_train.BenchCase(check_env_id(e.strip()), 262_144) for e in args.envs.split(",") if e.strip()]
+    if args.envs is not None:
+        cases = [bench_train.BenchCase(check_env_id(env_id), 262_144) for env_id in args.envs]
         if not cases:
-            raise UserError(f"--envs names no env id: {shorten(args.envs)}; give comma-separated ids")
+            raise UserError("--envs names no env id; give comma-separated ids, e.g. CartPole-v1,SpaceInvaders-MinAtar")
     if args.timesteps:
         cases = [bench_train.BenchCase(c.env_id, args.timesteps) for c in cases]
     try:
-        seed_counts = tuple(int(s) for s in args.seeds.split(","))
+        seed_counts = tuple(int(s) for s in args.seed_counts.split(","))
     except ValueError:
-        raise UserError(f"--seeds must be comma-separated positive integers, got {shorten(args.seeds)}") from None
+        raise UserError(f"--seed-counts must be comma-separated positive integers, got "
+                        f"{shorten(args.seed_counts)}") from None
     if 1 not in seed_counts or any(s <= 0 for s in seed_counts):
-        raise UserError(f"--seeds must be positive and include 1 (the ratio is taken at 1 seed), got "
-                        f"{shorten(args.seeds)}")
+        raise UserError(f"--seed-counts must be positive and include 1 (the ratio is taken at 1 seed), got "
+                        f"{shorten(args.seed_counts)}")
     from metadisco.core.limits import check_trainer_fits
     from metadisco.runs.seeds import resolve_config
 
     for case in cases:
         check_trainer_fits(resolve_config(case.env_id, timesteps=case.timesteps), max(seed_counts),
-                           f"bench {case.env_id}: --seeds {max(seed_counts):,}")
+                           f"bench {case.env_id}: --seed-counts {max(seed_counts):,}")
     peer_figures = _peer_figures(args)
     check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
     if args.peers:

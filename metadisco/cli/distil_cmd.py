@@ -3,7 +3,15 @@ write it as an objective file."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, output_dir, positive_int, say, seed_int
+from metadisco.cli.common import (
+    MAX_TIMESTEPS,
+    add_old_spelling,
+    add_set_option,
+    output_dir,
+    positive_int,
+    say,
+    seed_int,
+)
 
 # The fit grid holds points**2 values per array; 4001**2 float64s is 128 MB, already far finer than needed.
 MAX_POINTS = 4001
@@ -24,13 +32,16 @@ def add_parser(sub, name):
                    help="weight the fit by where (r, A) fall while training this objective on ENV (short run)")
     p.add_argument("--collect-timesteps", type=positive_int("--collect-timesteps", MAX_TIMESTEPS), default=32_768,
                    help="env steps of that short run (default 32768)")
-    p.add_argument("--progress", type=float, default=0.0, help="training progress n/N for TA-LPO drifts (0)")
+    # Not --progress: that dest is the global --no-progress's, which then set this to False, i.e. 0.
+    p.add_argument("--at-progress", type=float, default=0.0, metavar="P",
+                   help="the training progress n/N at which to take a TA-LPO drift, in [0, 1] (0)")
+    add_old_spelling(p, "--progress", "--at-progress")
     p.add_argument("--population", type=positive_int("--population", MAX_PROGRAMS), default=1000,
                    help="symbolic: programs")
     p.add_argument("--generations", type=positive_int("--generations", MAX_PROGRAMS), default=15,
                    help="symbolic: generations")
-    p.add_argument("--seed", "--random-state", dest="random_state", type=seed_int("--seed"), default=0,
-                   help="symbolic: gplearn's seed (0 <= seed < 2**32; --random-state is the old name)")
+    p.add_argument("--seed", type=seed_int("--seed"), default=0, help="symbolic: gplearn's seed (0 <= seed < 2**32)")
+    add_old_spelling(p, "--random-state", "--seed")
     p.add_argument("--log-r", action="store_true", help="symbolic: also offer log r as a variable")
     p.add_argument("--evaluate-on", metavar="ENV", default=None,
                    help="train original and distilled with the same seeds on ENV; report retained performance")
@@ -49,8 +60,8 @@ def run(args) -> int:
     from metadisco.core.io import write_json
     from metadisco.evaluate.methods import run_objective_file
 
-    if not 0.0 <= args.progress <= 1.0:
-        raise UserError(f"--progress must be in [0, 1], got {args.progress}")
+    if not 0.0 <= args.at_progress <= 1.0:
+        raise UserError(f"--at-progress must be in [0, 1], got {args.at_progress}")
     if args.points < 5:
         raise UserError(f"--points must be at least 5, got {args.points}")
     # Everything the user typed is checked before the first (long) step, and --out before any writing.
@@ -73,14 +84,14 @@ def run(args) -> int:
 
         say(f"collecting (r, A) from {args.collect_timesteps} steps of {label} on {args.weighted_by_env}")
         histogram = collect_histogram(args.weighted_by_env, objective, meta, args.collect_timesteps, args.overrides)
-        target = histogram_target(objective, meta, histogram, args.weighted_by_env, args.progress)
+        target = histogram_target(objective, meta, histogram, args.weighted_by_env, args.at_progress)
         say(f"  {histogram.total} samples, {100 * histogram.coverage:.1f}% inside the histogram")
     else:
-        target = grid_target(objective, meta, args.grid, args.points, args.progress)
+        target = grid_target(objective, meta, args.grid, args.points, args.at_progress)
     options = None
     if args.method == "symbolic":
         options = {"population": args.population, "generations": args.generations,
-                   "random_state": args.random_state, "features": ("x", "A", "log_r") if args.log_r else ("x", "A")}
+                   "random_state": args.seed, "features": ("x", "A", "log_r") if args.log_r else ("x", "A")}
         say(f"symbolic regression: {args.population} programs x {args.generations} generations")
     result = distil(target, args.method, options)
     result = write_distilled(out, objective, meta, result, source)

@@ -9,6 +9,7 @@ from metadisco.cli.common import (
     add_distributed_option,
     add_dry_run_options,
     add_set_option,
+    comma_separated,
     positive_int,
     say,
     seed_int,
@@ -17,21 +18,17 @@ from metadisco.cli.common import (
 )
 
 
-def _id_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def add_parser(sub, name):
     p = sub.add_parser(name, help="evaluate an objective against baselines on held-out envs, with statistics")
     p.add_argument("objective", metavar="OBJECTIVE",
                    help="built-in name (ppo, dpo), an objective file, or a meta-training run directory "
                         "(then --envs defaults to its held_out_envs); LABEL=SOURCE names it in tables")
-    p.add_argument("--envs", type=_id_list, default=None,
+    p.add_argument("--envs", type=comma_separated, default=None,
                    help="comma-separated env ids (see `metadisco envs`); ID@TIMESTEPS gives one env its own budget")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=8, help="seeds per method and env (default 8)")
     p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: each env's preset)")
-    p.add_argument("--baselines", type=_id_list, default=None,
+    p.add_argument("--baselines", type=comma_separated, default=None,
                    help="comma-separated built-in names (ppo, dpo, pqn) or objective files, each optionally "
                         "LABEL=SOURCE to name it in tables (default: ppo, or pqn for a TD objective)")
     p.add_argument("--preset", default=None, help="trainer preset for every env (default: chosen per env id)")

@@ -177,7 +177,7 @@ ROWS = [
     ("inspect-nan-meta", ["inspect", "{w}/nan.msgpack", "--json"], "non-finite"),
     ("evaluate-nan-meta", ["evaluate", "{w}/nan.msgpack", *E, "--out", "{out}"], "non-finite"),
     ("piece-option-nan", ["inspect", "{w}/eps_nan.msgpack"], "option eps must be a finite"),
-    ("distil-progress-nan", ["distil", "dpo", "--progress", "nan", "--out", "{out}"], "--progress must be"),
+    ("distil-progress-nan", ["distil", "dpo", "--at-progress", "nan", "--out", "{out}"], "--at-progress must be"),
     # integers without bounds, sizes beyond memory
     ("train-seed-huge", ["train", "--env", "CartPole-v1", "--seed", "99999999999999999999999", "--out", "{out}"],
      "--seed must be an integer in [0, 4,294,967,295]"),
@@ -217,7 +217,7 @@ ROWS = [
     ("generations-huge", ["meta-train", "{w}/tiny.yaml", "--set", "generations=1000000000000", "--out", "{out}"],
      "generations must be an integer in"),
     ("distil-points-huge", ["distil", "dpo", "--points", "1e9", "--out", "{out}"], "--points must be"),
-    ("bench-seeds-huge", ["bench", "--envs", "CartPole-v1", "--seeds", "1,1000000000", "--out", "{out}/b.json"],
+    ("bench-seeds-huge", ["bench", "--envs", "CartPole-v1", "--seed-counts", "1,1000000000", "--out", "{out}/b.json"],
      "needs at least"),
     # I/O: unwritable, dangling, unreadable; found before any work
     ("evaluate-out-unwritable", ["evaluate", "dpo", *E, "--out", "{w}/a_file/sub"], "cannot create the --out"),

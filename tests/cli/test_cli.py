@@ -34,7 +34,7 @@ def run_cli(capsys, *argv):
     (["train", "--env", "CartPole-v1", "--set", "lr=fast", "--out", "{out}"], "lr must be a finite number, got 'fast'"),
     (["train", "--env", "CartPole-v1", "--set", "lr", "--out", "{out}"], "expected key=value"),
     (["train", "--env", "CartPole-v1", "--preset", "atari", "--out", "{out}"], "unknown preset 'atari'"),
-    (["bench", "--seeds", "2,4", "--out", "{out}/b.json"], "include 1"),
+    (["bench", "--seed-counts", "2,4", "--out", "{out}/b.json"], "include 1"),
     (["train", "--env", "CartPole-v1", "--devices", "9", "--out", "{out}"], "--devices 9: this process has only 4"),
     (["--devices", "0", "train", "--env", "CartPole-v1", "--out", "{out}"], "--devices must be a positive integer"),
     (["frobnicate"], "invalid choice"),

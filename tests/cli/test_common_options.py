@@ -9,6 +9,7 @@ import pytest
 
 from metadisco.cli import COMMANDS, build_parser
 from metadisco.cli.common import show_progress
+from metadisco.core.errors import MetadiscoWarning
 
 LONG_WORK = ("train", "meta-train", "probe", "bench", "evaluate", "distil", "sweep", "pbt")
 COMMON = ("--no-progress", "--devices", "--no-compile-cache", "--plugin")
@@ -59,5 +60,6 @@ def test_seed_replaces_the_configs_seed_after_the_users_own_set(command):
 
 def test_distil_seed_is_gplearns_random_state():
     args = build_parser().parse_args(["distil", "ppo", "--method", "symbolic", "--seed", "5", "--out", "o"])
-    assert args.random_state == 5
-    assert build_parser().parse_args(["distil", "ppo", "--random-state", "6", "--out", "o"]).random_state == 6
+    assert args.seed == 5
+    with pytest.warns(MetadiscoWarning, match="--random-state is deprecated .* use --seed"):
+        assert build_parser().parse_args(["distil", "ppo", "--random-state", "6", "--out", "o"]).seed == 6
