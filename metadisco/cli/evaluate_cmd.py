@@ -17,6 +17,11 @@ from metadisco.cli.common import (
     use_baseline_cache,
 )
 
+# `metadisco.evaluate.rules`' SCORES and TUNE_RULES (not imported: building the parser must not import JAX;
+# tests/evaluate/test_tuning.py checks they agree).
+SCORE_CHOICES = ("final_return", "mean_return", "eval_return")
+TUNE_RULE_CHOICES = ("fresh_seeds", "same_seeds")
+
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="evaluate an objective against baselines on held-out envs, with statistics")
@@ -33,15 +38,36 @@ def add_parser(sub, name):
                         "LABEL=SOURCE to name it in tables (default: ppo, or pqn for a TD objective)")
     p.add_argument("--preset", default=None, help="trainer preset for every env (default: chosen per env id)")
     p.add_argument("--seed", type=seed_int("--seed"), default=0, help="base seed; the seed keys are split from it")
-    p.add_argument("--score", choices=("final_return", "mean_return"), default="final_return",
-                   help="what the statistics rank: the final return (default) or mean_return, the area under the "
-                        "learning curve (P(improvement) is reported on both)")
+    p.add_argument("--score", choices=SCORE_CHOICES, default="final_return",
+                   help="what the statistics rank: the final return (default), mean_return (the area under the "
+                        "learning curve) or eval_return (deterministic episodes of the trained agent's mode, "
+                        "DiscoBench's and OPEN's score); P(improvement) is reported on every score recorded")
+    p.add_argument("--eval-episodes", type=positive_int("--eval-episodes"), default=None, metavar="N",
+                   help="deterministic episodes each trained agent plays, recorded as eval_return beside the "
+                        "training scores (default: none, or DiscoBench's 16 with --score eval_return)")
+    p.add_argument("--tune", action="append", default=[], metavar="SETTING=V1,V2,...",
+                   help="tune a traced setting over a grid for every method, baselines included, and report each "
+                        "at its own best point beside its untuned figures (repeatable: the grid is the product), "
+                        "e.g. --tune lr=1e-3,2.5e-3,5e-3,1e-2")
+    p.add_argument("--tune-rule", choices=TUNE_RULE_CHOICES, default="fresh_seeds",
+                   help="fresh_seeds (default): choose each method's point on selection seeds, report it on fresh "
+                        "ones; same_seeds: choose and report on the same seeds, as DiscoBench does")
+    p.add_argument("--resume", action="store_true",
+                   help="finish the evaluation whose cells --out holds: only missing cells are trained, and the "
+                        "files written are those an uninterrupted run writes")
     add_set_option(p)
     p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
     add_baseline_cache_option(p)
     add_dry_run_options(p)
     add_distributed_option(p)
     p.set_defaults(run=run)
+
+
+def rules_of(args):
+    """The evaluation's `Rules` from the command line."""
+    from metadisco.evaluate.rules import Rules, parse_tune
+
+    return Rules(args.score, args.eval_episodes or 0, tuple(parse_tune(t) for t in args.tune), args.tune_rule)
 
 
 def run(args) -> int:
@@ -56,7 +82,7 @@ def run(args) -> int:
         raise UserError("give --out DIR, or --dry-run to plan the evaluation without one")
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
                          args.overrides, args.seed, args.preset, show_progress=show_progress(args),
-                         devices=devices.select(args.devices), score=args.score)
+                         devices=devices.select(args.devices), rules=rules_of(args), resume=args.resume)
     settings = report["settings"]
     for env in (e for e in report if e not in ("settings", "aggregate")):
         cells = []
@@ -70,8 +96,21 @@ def run(args) -> int:
             ci = block["ci95"]
             ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
             say(f"P({name}) on {score} = {block['p']:.2f}{ci_text}")
+    if "tuning" in settings:
+        for env in (e for e in report if e not in ("settings", "aggregate")):
+            chosen = ", ".join(f"{label} {_point(report[env][label]['tuning']['chosen'])}"
+                               for label in settings["methods"])
+            say(f"{env}: tuned ({settings['tuning']['rule']}): {chosen}")
+        for name, block in report["aggregate"]["untuned_probability_of_improvement"].items():
+            ci = block["ci95"]
+            ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+            say(f"untuned: P({name}) on {settings['score']} = {block['p']:.2f}{ci_text}")
     say(f"wrote {args.out}/eval.json, eval.md and figures")  # say: process 0 only
     return 0
+
+
+def _point(point: dict) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in point.items())
 
 
 def dry_run(args) -> int:
@@ -82,8 +121,9 @@ def dry_run(args) -> int:
 
     acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
                            args.accelerator_memory)
+    rules = rules_of(args)
     methods, envs, configs = prepare(args.objective, args.envs, args.baselines, args.seeds, args.timesteps,
-                                     args.overrides, args.seed, args.preset)
+                                     args.overrides, args.seed, args.preset, rules)
     used = devices.select(args.devices)
     say(f"dry run: compiling the calls of {len(methods)} method(s) on {len(envs)} env(s); nothing is trained or "
         "written")

@@ -2,9 +2,14 @@
 `metadisco evaluate`).
 
     report, runs = evaluate("dpo", ["CartPole-v1", "Acrobot-v1"], ["ppo"], num_seeds=8, out="out/")
+    report, runs = evaluate("dpo", ["Breakout-MinAtar"], ["ppo"], 16, "out/",
+                            rules=Rules("eval_return", tune=(("lr", (1e-3, 2.5e-3, 5e-3)),)), resume=True)
 
 Envs are evaluated one after another; on each, every method trains the same `num_seeds` seed keys with the
-env's preset (see `runner` for how methods share compiled calls). Writes out/eval.json, out/eval.md,
+env's preset (see `runner` for how methods share compiled calls), and, when `rules` tune, at every grid point
+(`rules`: how the best point is chosen). The work is a plan of cells (env, method, grid point, seed set), each
+written atomically under out/cells/ as its compiled call finishes (`metadisco.core.cells`); `resume` runs only
+the missing ones, and the report is computed from the cells alone. Writes out/eval.json, out/eval.md,
 out/curves_<env>.png per env and out/aggregate.png.
 """
 
@@ -15,22 +20,24 @@ from pathlib import Path
 
 from metadisco.core import lock as rundir_lock
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
+from metadisco.evaluate.rules import Rules
 from metadisco.evaluate.runner import MethodRun, group_methods, train_env
 from metadisco.runs.random_policy import cached_random_return
 
-__all__ = ["Method", "MethodRun", "evaluate", "prepare", "group_methods", "held_out_envs",
+__all__ = ["Method", "MethodRun", "Rules", "evaluate", "prepare", "group_methods", "held_out_envs",
            "resolve_methods", "train_env"]
 
 
 def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int,
-            timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None
-            ) -> tuple[list[Method], list[str], dict]:
+            timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
+            rules: Rules | None = None) -> tuple[list[Method], list[str], dict]:
     """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training."""
     from metadisco.core.coerce import INT32_MAX, check_int, check_seed
     from metadisco.core.errors import UserError
     from metadisco.core.limits import check_trainer_fits
     from metadisco.envs import split_budget
     from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers.hyper import with_values
 
     if num_seeds < 1:
         raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
@@ -64,6 +71,8 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
                for name, (env, budget) in zip(envs, budgets, strict=True)}
     for env, config in configs.items():
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
+        for point in (rules.grid() if rules else []):
+            with_values(config, point, "--tune")  # a name that is not traced, or a value out of range
     return methods, envs, configs
 
 
@@ -76,85 +85,234 @@ def env_of(regime: str) -> str:
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
              timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
-             show_progress: bool = True, devices=None, score: str = "final_return"
-             ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+             show_progress: bool = True, devices=None, score: str | None = None, rules: Rules | None = None,
+             resume: bool = False) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
-    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs).
+    directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs), runs
+    being each method's reported run (at its chosen grid point when tuning).
     `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
 
     The methods x seeds of each env are sharded over `devices` (default: every device of this process).
-    `score`: what the statistics rank, `final_return` or `mean_return` (the area under the learning curve)."""
+    `rules` (`metadisco.evaluate.rules.Rules`): the score, deterministic episodes and tuning grid; `score` alone
+    is shorthand for `Rules(score)`. `resume`: finish the evaluation whose cells `out` holds."""
     import jax
 
     from metadisco.core.io import check_output_dir
-    from metadisco.evaluate import summary
 
-    if score not in summary.SCORES:
-        from metadisco.core.errors import unknown_name_error
-
-        raise unknown_name_error("--score", score, summary.SCORES)
-    methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset)
+    rules = rules or Rules(score or "final_return")
+    methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset,
+                                     rules)
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
-    if jax.process_index() != 0:  # another process of a multi-process run trains its share; process 0 writes
-        return _train_and_write(out, envs, methods, configs, num_seeds, seed, False, devices, score, write=False)
-    with rundir_lock.writing(out):  # one writer per directory
-        return _train_and_write(out, envs, methods, configs, num_seeds, seed, show_progress, devices, score)
-
-
-def _train_and_write(out: Path, envs: list[str], methods: list[Method], configs: dict, num_seeds: int, seed: int,
-                     show_progress: bool, devices, score: str, write: bool = True
-                     ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
-    """Train every method on every env and, with `write`, write the report files under `out` (checked, and
-    locked)."""
-    import jax
-    from tqdm import tqdm
-
-    from metadisco.core.io import atomic_write_text, write_json
-    from metadisco.evaluate import summary
-    from metadisco.figures import eval_curves as figures
-    from metadisco.trainers.config import config_to_dict
-
     devices = list(jax.local_devices() if devices is None else devices)
-    calls = len(group_methods(methods)) + 1  # +1: the random-policy reference
-    results: dict[str, dict[str, MethodRun]] = {}
-    random_returns: dict[str, float] = {}
-    with tqdm(total=len(envs) * calls, desc="evaluate", unit="call", file=sys.stderr,
-              disable=not show_progress, dynamic_ncols=True) as progress:
-        for env in envs:
-            progress.set_postfix_str(f"{env}: random policy")
-            random_returns[env] = cached_random_return(env_of(env), seed=seed)
-            progress.update(1)
-            results[env] = train_env(env_of(env), methods, configs[env], num_seeds, seed, progress, devices)
+    plan = _Plan(methods, envs, configs, num_seeds, seed, rules, devices)
+    if jax.process_index() != 0:  # another process of a multi-process run trains its share; process 0 writes
+        return plan.run(out, resume, False, write=False)
+    with rundir_lock.writing(out):  # one writer per directory
+        return plan.run(out, resume, show_progress)
 
-    labels = [m.label for m in methods]
-    key_data = next(iter(results[envs[0]].values())).key_data
-    report = summary.summarise(results, {e: c.batch_size for e, c in configs.items()}, random_returns,
-                               labels[0], labels[1:], seed, score)
-    report["settings"] = {
-        "objective": labels[0],
-        "baselines": labels[1:],
-        "methods": {m.label: {"source": m.source, "spec": m.objective.to_spec()} for m in methods},
-        "seeds": num_seeds,
-        "seed": seed,
-        "score": score,
-        "seed_keys": key_data,
-        "devices": len(devices),  # results are bit-identical on the same device count (metadisco.parallel.sharding)
-        "timesteps": {e: c.num_updates * c.batch_size for e, c in configs.items()},
-        "final_window_percent": f"{100 * next(iter(configs.values())).final_window:g}%",
-        "random_policy_return": random_returns,
-        "configs": {e: config_to_dict(c) for e, c in configs.items()},
-    }
-    if not write:
-        return {"settings": report.pop("settings"), **report}, results
-    out.mkdir(parents=True, exist_ok=True)
-    figure_files = {}
-    for env in envs:
-        name = figures.env_file_name(env)
-        figures.plot_env_curves(env, report[env], num_seeds, out / name)
-        figure_files[f"{env} learning curves"] = name
-    figures.plot_aggregate(report["aggregate"], labels, out / "aggregate.png")
-    figure_files["aggregate"] = "aggregate.png"
-    ordered = {"settings": report.pop("settings"), **report}
-    write_json(out / "eval.json", ordered)
-    atomic_write_text(out / "eval.md", summary.render_markdown(ordered, figure_files))
-    return ordered, results
+
+SELECTION_STREAM = 0x73656C  # "sel": selection seeds' keys come from fold_in(PRNGKey(seed), SELECTION_STREAM)
+
+
+def selection_keys(num_seeds: int, seed: int):
+    """[num_seeds] keys of the seeds a tuned method's grid point is chosen on: independent of `seed_keys`'s."""
+    import jax
+
+    return jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), SELECTION_STREAM), num_seeds)
+
+
+def _meta_digest(meta) -> str:
+    import hashlib
+
+    import jax
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for path, leaf in jax.tree_util.tree_leaves_with_path(meta):
+        digest.update(jax.tree_util.keystr(path).encode())
+        digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
+    return digest.hexdigest()[:16]
+
+
+class _Plan:
+    """An evaluation's cells and the order they are trained in (see the module docstring)."""
+
+    def __init__(self, methods: list[Method], envs: list[str], configs: dict, num_seeds: int, seed: int,
+                 rules: Rules, devices: list):
+        self.methods, self.envs, self.configs = methods, envs, configs
+        self.num_seeds, self.seed, self.rules, self.devices = num_seeds, seed, rules, devices
+        self.groups = group_methods(methods)
+        self.grid = rules.grid()
+
+    def settings(self) -> dict:
+        """What changes a cell's numbers: a resumed run must have the same (`metadisco.core.cells`)."""
+        from metadisco.trainers.config import config_to_dict
+
+        return {"methods": {m.label: {"source": m.source, "spec": m.objective.to_spec(), "meta": _meta_digest(m.meta)}
+                            for m in self.methods},
+                "configs": {e: config_to_dict(c) for e, c in self.configs.items()},
+                "seeds": self.num_seeds, "seed": self.seed, "rules": self.rules.to_plain(),
+                "devices": len(self.devices)}
+
+    def preset_point(self, env: str) -> dict[str, float]:
+        """The untuned values of the tuned settings on `env` (its preset's, with --set applied)."""
+        return {name: float(getattr(self.configs[env], name)) for name, _ in self.rules.tune}
+
+    @staticmethod
+    def cell_key(env: str, label: str, seed_set: str, point: dict[str, float]) -> str:
+        import numpy as np
+
+        text = ",".join(f"{k}={float(np.float32(v))!r}" for k, v in point.items()) or "preset"
+        return f"{env}|{label}|{seed_set}|{text}"
+
+    def run(self, out: Path, resume: bool, show_progress: bool, write: bool = True):
+        from tqdm import tqdm
+
+        from metadisco.core.cells import CellStore
+
+        store = CellStore(out, self.settings(), resume, "evaluate", write=write)
+        points = len(self.grid) * (2 if self.rules.tune_rule == "fresh_seeds" else 1)
+        total = len(self.envs) * (1 + len(self.groups) * (1 + points))
+        untuned: dict[str, dict[str, MethodRun]] = {}
+        reported: dict[str, dict[str, MethodRun]] = {}
+        tuning: dict[str, dict[str, dict]] = {}
+        random_returns: dict[str, float] = {}
+        with tqdm(total=total, desc="evaluate", unit="call", file=sys.stderr, disable=not show_progress,
+                  dynamic_ncols=True) as progress:
+            for env in self.envs:
+                progress.set_postfix_str(f"{env}: random policy")
+                random_returns[env] = cached_random_return(env_of(env), seed=self.seed)
+                progress.update(1)
+                untuned[env], reported[env], tuning[env] = self._env(env, store, progress)
+        return self._write(out, untuned, reported, tuning, random_returns, write)
+
+    def _calls(self, env: str, store, progress, wanted: list[tuple[list[Method], str, dict]]) -> dict:
+        """Train each (methods, seed set, point) call whose cells are not all in `store`; {cell key: MethodRun}
+        of every wanted cell."""
+        from metadisco.evaluate.runner import run_from_record, run_record, train_group
+        from metadisco.runs.seeds import seed_keys
+        from metadisco.trainers.hyper import with_values
+
+        runs = {}
+        for index, (methods, seed_set, point) in enumerate(wanted):
+            keys = [self.cell_key(env, m.label, seed_set, point) for m in methods]
+            if not all(k in store for k in keys):
+                progress.set_postfix_str(f"{env}: {', '.join(m.label for m in methods)}"
+                                         + (f" ({seed_set} seeds, {_point_text(point)})" if point else ""))
+                config = with_values(self.configs[env], point, "--tune") if point else self.configs[env]
+                seeds = seed_keys(self.num_seeds, self.seed) if seed_set == "score" \
+                    else selection_keys(self.num_seeds, self.seed)
+                trained = train_group(env_of(env), methods, config, seeds, self.devices, index,
+                                      self.rules.eval_episodes)
+                for m, key in zip(methods, keys, strict=True):
+                    store.put(key, run_record(trained[m.label]))
+            progress.update(1)
+            runs.update({k: run_from_record(store.get(k)) for k in keys})
+        return runs
+
+    def _env(self, env: str, store, progress):
+        """({label: untuned run}, {label: reported run}, {label: tuning record}) of one env."""
+        from metadisco.evaluate.rules import best_point
+
+        preset = self.preset_point(env)
+        key = self.cell_key
+        runs = self._calls(env, store, progress, [(g, "score", preset) for g in self.groups])
+        untuned = {m.label: runs[key(env, m.label, "score", preset)] for m in self.methods}
+        if not self.grid:
+            return untuned, untuned, {}
+        seed_set = "select" if self.rules.tune_rule == "fresh_seeds" else "score"
+        runs.update(self._calls(env, store, progress, [(g, seed_set, p) for p in self.grid for g in self.groups]))
+        chosen, tuning = {}, {}
+        for m in self.methods:
+            candidates = [(p, runs[key(env, m.label, seed_set, p)]) for p in self.grid]
+            scored = [(p, getattr(r, self.rules.score)) for p, r in candidates]
+            chosen[m.label] = self.grid[best_point(scored)]
+            tuning[m.label] = {"chosen": chosen[m.label], "rule": self.rules.tune_rule,
+                               "selection": [{"point": p, "mean": _finite_mean(s),
+                                              "scored_seeds": int(sum(map(_is_finite, s)))} for p, s in scored]}
+        if seed_set == "select":  # train each method at its chosen point on the reported seeds
+            wanted = []
+            for group in self.groups:
+                for p in self.grid:
+                    members = [m for m in group if chosen[m.label] == p]
+                    if members:
+                        wanted.append((members, "score", p))
+            runs.update(self._calls(env, store, progress, wanted))
+        reported = {m.label: runs[key(env, m.label, "score", chosen[m.label])] for m in self.methods}
+        return untuned, reported, tuning
+
+    def _write(self, out: Path, untuned, reported, tuning, random_returns, write: bool):
+        from metadisco.core.io import atomic_write_text, write_json
+        from metadisco.evaluate import summary
+        from metadisco.evaluate.runner import key_data_of
+        from metadisco.figures import eval_curves as figures
+        from metadisco.runs.seeds import seed_keys
+        from metadisco.trainers.config import config_to_dict
+
+        labels = [m.label for m in self.methods]
+        batch_sizes = {e: c.batch_size for e, c in self.configs.items()}
+        score, scores = self.rules.score, self.rules.scores
+        report = summary.summarise(reported, batch_sizes, random_returns, labels[0], labels[1:], self.seed, score,
+                                   scores)
+        if self.grid:
+            plain = summary.summarise(untuned, batch_sizes, random_returns, labels[0], labels[1:], self.seed, score,
+                                      scores)
+            for env in self.envs:
+                for label in labels:
+                    u = plain[env][label]
+                    report[env][label]["tuning"] = {
+                        **tuning[env][label],
+                        "untuned": {k: u[k] for k in (score, "mean", "std", "iqm", "ci95", "finite_seeds")}}
+            report["aggregate"]["untuned_probability_of_improvement"] = plain["aggregate"]["probability_of_improvement"]
+            report["aggregate"]["untuned_iqm_normalized"] = plain["aggregate"]["iqm_normalized"]
+        config = next(iter(self.configs.values()))
+        report["settings"] = {
+            "objective": labels[0],
+            "baselines": labels[1:],
+            "methods": {m.label: {"source": m.source, "spec": m.objective.to_spec()} for m in self.methods},
+            "seeds": self.num_seeds,
+            "seed": self.seed,
+            "score": score,
+            "eval_episodes": self.rules.eval_episodes,
+            "seed_keys": key_data_of(seed_keys(self.num_seeds, self.seed)),
+            "devices": len(self.devices),  # bit-identical results need the same device count (parallel.sharding)
+            "timesteps": {e: c.num_updates * c.batch_size for e, c in self.configs.items()},
+            "final_window_percent": f"{100 * config.final_window:g}%",
+            "random_policy_return": random_returns,
+            "configs": {e: config_to_dict(c) for e, c in self.configs.items()},
+        }
+        if self.grid:
+            report["settings"]["tuning"] = {
+                "grid": {name: list(values) for name, values in self.rules.tune}, "rule": self.rules.tune_rule,
+                "preset": {e: self.preset_point(e) for e in self.envs},
+                "selection_seed_keys": key_data_of(selection_keys(self.num_seeds, self.seed))
+                if self.rules.tune_rule == "fresh_seeds" else None}
+        ordered = {"settings": report.pop("settings"), **report}
+        if not write:
+            return ordered, reported
+        out.mkdir(parents=True, exist_ok=True)
+        figure_files = {}
+        for env in self.envs:
+            name = figures.env_file_name(env)
+            figures.plot_env_curves(env, ordered[env], self.num_seeds, out / name)
+            figure_files[f"{env} learning curves"] = name
+        figures.plot_aggregate(ordered["aggregate"], labels, out / "aggregate.png")
+        figure_files["aggregate"] = "aggregate.png"
+        write_json(out / "eval.json", ordered)
+        atomic_write_text(out / "eval.md", summary.render_markdown(ordered, figure_files))
+        return ordered, reported
+
+
+def _is_finite(x) -> bool:
+    import math
+
+    return math.isfinite(float(x))
+
+
+def _finite_mean(scores) -> float | None:
+    finite = [float(x) for x in scores if _is_finite(x)]
+    return sum(finite) / len(finite) if finite else None
+
+
+def _point_text(point: dict[str, float]) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in point.items())

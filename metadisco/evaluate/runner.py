@@ -7,6 +7,11 @@ on each (`metadisco.parallel.sharding`; padded when M * S does not divide by the
 structures (e.g. `ppo` and `dpo`, whose drifts are different functions) cannot share a compiled function, so
 each such group is its own call. Every call gets the same [num_seeds] keys from `seed_keys(num_seeds, seed)`:
 seed i of every method starts from the same network initialisation and sees the same environment randomness.
+
+With `eval_episodes` > 0 each trained agent also plays that many deterministic episodes (its mode,
+`metadisco.trainers.greedy`), from a key folded from its seed key, inside the same compiled call.
+A `MethodRun` goes to and from a cell record (`run_record`, `run_from_record`) bit for bit, so an evaluation's
+summary can be computed from its cells alone (`metadisco.core.cells`).
 """
 
 from __future__ import annotations
@@ -14,33 +19,72 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from metadisco.core.cells import pack_array, unpack_array
 from metadisco.envs import devices_for_env, make_env
 from metadisco.evaluate.methods import Method
 from metadisco.parallel import sharding
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_trainer
-from metadisco.trainers.base import Metrics
 from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.greedy import EVAL_STREAM, make_greedy_returns
 from metadisco.trainers.hyper import hyper_of, static_of
 from metadisco.trainers.metrics import diverged, reduce_fitness
 
 
+class EpisodeCurves(NamedTuple):
+    """What an evaluation keeps of a run's per-update metrics: [num_seeds, num_updates] each."""
+
+    episode_return: np.ndarray  # mean return of the episodes that finished in the update (NaN if none)
+    episode_count: np.ndarray  # how many finished
+
+
 @dataclass
 class MethodRun:
-    """One method's seeds on one env. Arrays are numpy; `metrics` leaves are [num_seeds, num_updates]."""
+    """One method's seeds on one env. Arrays are numpy."""
 
-    metrics: Metrics
+    curves: EpisodeCurves
     final_return: np.ndarray  # [num_seeds], NaN where diverged or no episode finished
     mean_return: np.ndarray  # [num_seeds] area under the learning curve: mean return of every episode, NaN likewise
     diverged: np.ndarray  # [num_seeds] bool: losses went non-finite
     key_data: np.ndarray  # [num_seeds, ...] uint32: the raw PRNG keys this method was trained with
     group: int  # index of the compiled call it ran in
     seconds: float  # wall time of that call, compilation included
+    # [num_seeds, episodes] returns of the deterministic evaluation episodes (the agent's mode); None if not played
+    eval_episodes: np.ndarray | None = None
+
+    @property
+    def eval_return(self) -> np.ndarray:
+        """[num_seeds] mean return of the deterministic episodes (NaN where a seed diverged or none was played)."""
+        if self.eval_episodes is None:
+            return np.full(self.final_return.shape, np.nan)
+        with np.errstate(invalid="ignore"):
+            means = np.mean(self.eval_episodes.astype(np.float64), axis=-1)
+        return np.where(self.diverged, np.nan, means)
+
+
+def run_record(run: MethodRun) -> dict:
+    """A cell's record of `run` (JSON-able, exact)."""
+    return {"episode_return": pack_array(run.curves.episode_return),
+            "episode_count": pack_array(run.curves.episode_count),
+            "final_return": pack_array(run.final_return), "mean_return": pack_array(run.mean_return),
+            "diverged": pack_array(run.diverged), "key_data": pack_array(run.key_data), "group": run.group,
+            "seconds": run.seconds,
+            "eval_episodes": None if run.eval_episodes is None else pack_array(run.eval_episodes)}
+
+
+def run_from_record(record: dict) -> MethodRun:
+    """The inverse of `run_record`."""
+    return MethodRun(EpisodeCurves(unpack_array(record["episode_return"]), unpack_array(record["episode_count"])),
+                     unpack_array(record["final_return"]), unpack_array(record["mean_return"]),
+                     unpack_array(record["diverged"]), unpack_array(record["key_data"]), int(record["group"]),
+                     float(record["seconds"]),
+                     None if record.get("eval_episodes") is None else unpack_array(record["eval_episodes"]))
 
 
 def group_methods(methods: list[Method]) -> list[list[Method]]:
@@ -54,11 +98,21 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled(static: TrainConfig, env, objective, devices: tuple):
+def _compiled(static: TrainConfig, env, objective, devices: tuple, eval_episodes: int = 0):
     """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`, with
-    hyperparameters shared by the runs; `static` is a static config (`metadisco.trainers.hyper.static_of`)."""
-    train = make_trainer(static, env, objective).train
-    return sharding.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
+    hyperparameters shared by the runs; `static` is a static config (`metadisco.trainers.hyper.static_of`).
+    With `eval_episodes`: (metrics, [runs, eval_episodes] returns of the trained agents' deterministic episodes)."""
+    trainer = make_trainer(static, env, objective)
+    if not eval_episodes:
+        train = trainer.train
+        return sharding.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
+    play = make_greedy_returns(static, env, eval_episodes)
+
+    def train_and_play(key, meta, hyper):
+        state, metrics = trainer.step(trainer.init(key, meta, hyper), trainer.num_updates)
+        return metrics, play(state.params, jax.random.fold_in(key, EVAL_STREAM), state.env_state)
+
+    return sharding.shard_runs(train_and_play, devices, (0, 0, None))
 
 
 def _by_method(tree, num_methods: int, num_seeds: int):
@@ -66,7 +120,7 @@ def _by_method(tree, num_methods: int, num_seeds: int):
     return jax.tree.map(lambda x: x.reshape(num_methods, num_seeds, *x.shape[1:]), tree)
 
 
-def group_program(env, group: list[Method], config: TrainConfig, keys, devices) -> tuple:
+def group_program(env, group: list[Method], config: TrainConfig, keys, devices, eval_episodes: int = 0) -> tuple:
     """(compiled function, its placed arguments) of one group of methods (`group_methods`) on `env` with seed
     `keys`: run m * S + s trains method m with seed s, split over (at most one run per) `devices`."""
     num_seeds = len(keys)
@@ -75,38 +129,57 @@ def group_program(env, group: list[Method], config: TrainConfig, keys, devices) 
     run_meta = jax.tree.map(lambda *xs: np.repeat(np.stack([np.asarray(x) for x in xs]), num_seeds, axis=0),
                             *(m.meta for m in group))
     run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
-    fn = _compiled(static_of(config), env, group[0].objective, used)
+    fn = _compiled(static_of(config), env, group[0].objective, used, eval_episodes)
     return fn, sharding.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
 
 
+def key_data_of(keys) -> np.ndarray:
+    """The raw uint32 data of PRNG keys (typed or raw)."""
+    return np.asarray(jax.random.key_data(keys)) if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) \
+        else np.asarray(keys)
+
+
+def train_group(env_id: str, group: list[Method], config: TrainConfig, keys, devices, index: int = 0,
+                eval_episodes: int = 0) -> dict[str, MethodRun]:
+    """One compiled call: every method of `group` (`group_methods`) with every seed key of `keys` on `env_id`;
+    {label: MethodRun}. `index` is recorded as the call's number."""
+    env = make_env(env_id)
+    devices = tuple(devices_for_env(env_id, devices))
+    num_seeds = len(keys)
+    count = len(group) * num_seeds
+    start = time.perf_counter()
+    fn, args = group_program(env, group, config, keys, devices, eval_episodes)
+    out = jax.block_until_ready(fn(*args))
+    seconds = time.perf_counter() - start
+    metrics, episodes = out if eval_episodes else (out, None)
+    metrics = _by_method(sharding.gather(metrics, count), len(group), num_seeds)
+    if episodes is not None:
+        episodes = np.asarray(_by_method(sharding.gather(episodes, count), len(group), num_seeds))
+    returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
+    areas = np.asarray(reduce_fitness("mean_return", metrics, config.final_window))
+    failed = np.asarray(diverged(metrics))
+    curves = EpisodeCurves(np.asarray(metrics.episode_return), np.asarray(metrics.episode_count))
+    key_data = key_data_of(keys)
+    return {m.label: MethodRun(EpisodeCurves(curves.episode_return[i], curves.episode_count[i]), returns[i],
+                               areas[i], failed[i], key_data, index, seconds,
+                               None if episodes is None else episodes[i])
+            for i, m in enumerate(group)}
+
+
 def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds: int, seed: int = 0,
-              progress=None, devices=None) -> dict[str, MethodRun]:
+              progress=None, devices=None, eval_episodes: int = 0) -> dict[str, MethodRun]:
     """Train `num_seeds` seeds of every method on `env_id`; {label: MethodRun} in the order of `methods`.
 
     The runs are sharded over `devices` (default: every device of this process). `progress`, if given, is a
     tqdm bar advanced by one per compiled call.
     """
-    devices = tuple(devices_for_env(env_id, jax.local_devices() if devices is None else devices))
-    env = make_env(env_id)
+    devices = tuple(jax.local_devices() if devices is None else devices)
     keys = seed_keys(num_seeds, seed)
-    key_data = np.asarray(jax.random.key_data(keys)) if jnp.issubdtype(keys.dtype, jax.dtypes.prng_key) \
-        else np.asarray(keys)
     runs: dict[str, MethodRun] = {}
     for index, group in enumerate(group_methods(methods)):
         if progress is not None:
             progress.set_postfix_str(f"{env_id}: {', '.join(m.label for m in group)}")
-        count = len(group) * num_seeds
-        start = time.perf_counter()
-        fn, args = group_program(env, group, config, keys, devices)
-        out = jax.block_until_ready(fn(*args))
-        seconds = time.perf_counter() - start
-        metrics = _by_method(sharding.gather(out, count), len(group), num_seeds)
-        returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
-        areas = np.asarray(reduce_fitness("mean_return", metrics, config.final_window))
-        failed = np.asarray(diverged(metrics))
-        for i, m in enumerate(group):
-            runs[m.label] = MethodRun(jax.tree.map(lambda x, i=i: x[i], metrics), returns[i], areas[i], failed[i],
-                                      key_data, index, seconds)
+        runs.update(train_group(env_id, group, config, keys, devices, index, eval_episodes))
         if progress is not None:
             progress.update(1)
     return {m.label: runs[m.label] for m in methods}

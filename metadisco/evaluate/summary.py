@@ -22,15 +22,15 @@ import scipy
 
 from metadisco.core import stats
 from metadisco.core.stats import stat_block
+from metadisco.evaluate.rules import SCORES
 from metadisco.evaluate.runner import MethodRun
 from metadisco.trainers.metrics import learning_curve
 
 REFERENCE = "ppo"  # the method scores are normalised by
-SCORES = ("final_return", "mean_return")  # MethodRun fields a score can be
 
 
 def scores_of(run: MethodRun, score: str) -> np.ndarray:
-    """[seeds] the run's `score` (one of SCORES), NaN where a seed has none."""
+    """[seeds] the run's `score` (one of `metadisco.evaluate.rules.SCORES`), NaN where a seed has none."""
     return getattr(run, score)
 
 
@@ -42,9 +42,9 @@ def seed_status(run: MethodRun) -> list[str]:
 
 def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, int],
               random_returns: dict[str, float], objective_label: str, baseline_labels: list[str],
-              seed: int = 0, score: str = "final_return") -> dict:
+              seed: int = 0, score: str = "final_return", scores: tuple[str, ...] = SCORES[:2]) -> dict:
     """The eval.json content minus "settings": {env: {method: {...}}, "aggregate": {...}}; statistics of
-    `score` (one of SCORES)."""
+    `score` (one of `scores`, the scores every run has)."""
     out: dict = {}
     normalised: dict[str, dict[str, np.ndarray]] = {}  # env -> method -> normalised finite scores
     excluded: dict[str, str] = {}
@@ -65,12 +65,11 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
         normalised[env_id] = {}
         for label, run in runs.items():
             status = seed_status(run)
-            steps, curve = learning_curve(run.metrics.episode_return, run.metrics.episode_count,
+            steps, curve = learning_curve(run.curves.episode_return, run.curves.episode_count,
                                           batch_sizes[env_id])
             mean, lo, hi = stats.mean_curve_ci(curve, seed=seed)
             entry = {
-                "final_return": run.final_return,
-                "mean_return": run.mean_return,
+                **{name: scores_of(run, name) for name in scores},
                 "score": score,
                 **stat_block(scores_of(run, score), seed),
                 "seeds": len(status),
@@ -88,7 +87,8 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
                 entry["normalized"] = {score: norm, **stat_block(norm, seed)}
                 normalised[env_id][label] = stats.finite(norm)
             out[env_id][label] = entry
-    out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed, score)
+    out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed, score,
+                                 scores)
     return out
 
 
@@ -106,7 +106,7 @@ def _improvement(results, objective_label, baseline_labels, seed, score) -> dict
 
 
 def aggregate(results, normalised, excluded, objective_label, baseline_labels, seed,
-              score: str = "final_return") -> dict:
+              score: str = "final_return", scores: tuple[str, ...] = SCORES[:2]) -> dict:
     """Across envs: IQM of normalised scores (stratified bootstrap over envs) and P(objective > baseline), on
     `score`; P(objective > baseline) on every score too."""
     labels = list(next(iter(results.values())))
@@ -131,7 +131,7 @@ def aggregate(results, normalised, excluded, objective_label, baseline_labels, s
         "probability_of_improvement": improvement,
         "probability_of_improvement_by_score": {
             s: improvement if s == score else _improvement(results, objective_label, baseline_labels, seed, s)
-            for s in SCORES},
+            for s in scores},
         "bootstrap": {"method": "stratified percentile bootstrap", "resamples": stats.REPS,
                       "library": f"scipy {scipy.__version__}"},
     }
@@ -168,10 +168,15 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
     envs = [e for e in report if e not in ("settings", "aggregate")]
     methods = list(settings["methods"])
     score = settings.get("score", "final_return")
-    score_text = ("the final return, i.e. the mean return of the episodes finished in the last "
-                  f"{settings['final_window_percent']} of updates (where none finished there, of the latest update "
-                  "that finished any)") if score == "final_return" else \
-        "the area under the learning curve, i.e. the mean return of every episode finished during training"
+    score_text = {
+        "final_return": "the final return, i.e. the mean return of the episodes finished in the last "
+                        f"{settings['final_window_percent']} of updates (where none finished there, of the latest "
+                        "update that finished any)",
+        "mean_return": "the area under the learning curve, i.e. the mean return of every episode finished during "
+                       "training",
+        "eval_return": f"the mean return of {settings.get('eval_episodes')} deterministic episodes of each trained "
+                       "agent's mode (greedy actions; the Gaussian's mean), as DiscoBench and OPEN score",
+    }[score]
     lines = [
         f"# Held-out evaluation: {settings['objective']} against {', '.join(settings['baselines'])}",
         "",
@@ -215,6 +220,40 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
             lines.append(f"| P({name}), on {other} | {_num(block['p'], 2)}{ci_text} | {per_env} |")
     lines += ["", "P(X > Y): the chance that a random seed of X scores above a random seed of Y on the same env "
               "(ties half), averaged over envs; seeds without a score lose every comparison.", ""]
+    lines += _tuning_lines(report)
     if figures:
         lines += ["## Figures", ""] + [f"![{name}]({path})" for name, path in figures.items()] + [""]
     return "\n".join(lines)
+
+
+def _tuning_lines(report: dict) -> list[str]:
+    """eval.md's tuning section: each method's chosen grid point, its untuned figure, and the selection scores."""
+    tuning = report["settings"].get("tuning")
+    if not tuning:
+        return []
+    envs = [e for e in report if e not in ("settings", "aggregate")]
+    rule = ("chosen on selection seeds (keys disjoint from the reported seeds), then trained at that point on the "
+            "reported seeds" if tuning["rule"] == "fresh_seeds" else
+            "chosen and reported on the same seeds (DiscoBench's rule: optimistic by the maximum over the grid)")
+    lines = ["## Tuning", "",
+             f"Every method trained at every point of the grid {tuning['grid']} and is reported above at its own best "
+             f"point ({rule}); the best point has the most scored seeds, then the highest mean "
+             f"{report['settings']['score']}. Untuned: the preset's values ({tuning['preset']}), on the reported "
+             "seeds.", "",
+             "| Env | Method | Chosen | Tuned IQM [95% CI] | Untuned IQM [95% CI] | Selection mean score per point |",
+             "|---|---|---|---|---|---|"]
+    for env in envs:
+        for label, entry in report[env].items():
+            t = entry["tuning"]
+            chosen = ", ".join(f"{k}={v:g}" for k, v in t["chosen"].items())
+            per_point = "; ".join(f"{', '.join(f'{k}={v:g}' for k, v in p['point'].items())}: {_num(p['mean'])} "
+                                  f"({p['scored_seeds']} seeds)" for p in t["selection"])
+            lines.append(f"| {env} | {label} | {chosen} | {_iqm_ci(entry)} | {_iqm_ci(t['untuned'])} | {per_point} |")
+    untuned = report["aggregate"].get("untuned_probability_of_improvement", {})
+    if untuned:
+        lines += ["", "| Comparison, untuned | P(improvement) [95% CI] |", "|---|---|"]
+        for name, block in untuned.items():
+            ci = block["ci95"]
+            ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
+            lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} |")
+    return lines + [""]

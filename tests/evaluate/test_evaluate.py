@@ -15,11 +15,10 @@ import yaml
 from metadisco.cli import main
 from metadisco.core.errors import UserError
 from metadisco.evaluate import evaluate, prepare, summary
-from metadisco.evaluate.runner import MethodRun
+from metadisco.evaluate.runner import EpisodeCurves, MethodRun
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.objectives.files import save_objective
 from metadisco.runs.seeds import seed_keys
-from metadisco.trainers.base import Metrics
 
 ENV = "CartPole-v1"
 SEEDS = 3
@@ -65,16 +64,16 @@ def test_seed_keys_identical_across_methods(evaluated):
     np.testing.assert_array_equal(np.asarray(report["settings"]["seed_keys"]), expected)
     # ppo and the ppo file share one compiled call (stacked meta-params); same keys -> the very same runs.
     assert runs["ppo"].group == runs["ppo_copy"].group != runs["dpo"].group
-    np.testing.assert_array_equal(runs["ppo"].metrics.episode_return, runs["ppo_copy"].metrics.episode_return)
+    np.testing.assert_array_equal(runs["ppo"].curves.episode_return, runs["ppo_copy"].curves.episode_return)
     # The first rollout comes before any update: with the same keys, dpo (a separate call) sees the same episodes.
     for field in ("episode_return", "episode_count"):
-        np.testing.assert_array_equal(getattr(runs["dpo"].metrics, field)[:, 0],
-                                      getattr(runs["ppo"].metrics, field)[:, 0])
+        np.testing.assert_array_equal(getattr(runs["dpo"].curves, field)[:, 0],
+                                      getattr(runs["ppo"].curves, field)[:, 0])
 
 
 def test_report_files_and_statistics(evaluated):
     report, _, out = evaluated
-    assert sorted(p.name for p in out.iterdir()) == ["aggregate.png", "curves_CartPole-v1.png", "eval.json",
+    assert sorted(p.name for p in out.iterdir()) == ["aggregate.png", "cells", "curves_CartPole-v1.png", "eval.json",
                                                      "eval.md"]
     on_disk = json.loads((out / "eval.json").read_text())
     assert set(on_disk) == {"settings", ENV, "aggregate"}
@@ -104,14 +103,9 @@ def test_cli_evaluates_a_run_directory_on_its_held_out_envs(files, tmp_path, cap
     assert "P(run_a > ppo)" in capsys.readouterr().err
 
 
-def _metrics(returns, counts, losses_finite=True):
-    """Metrics of hand-made runs [seeds, updates]: every field a copy of `returns` except the episode counts."""
-    returns = np.asarray(returns, np.float64)
-    fields = {f: np.zeros_like(returns) for f in Metrics._fields}
-    fields.update(episode_return=returns, episode_count=np.asarray(counts))
-    if not losses_finite:
-        fields["actor_loss"] = np.full_like(returns, np.nan)
-    return Metrics(**fields)
+def _metrics(returns, counts):
+    """The episode curves of hand-made runs [seeds, updates]."""
+    return EpisodeCurves(np.asarray(returns, np.float64), np.asarray(counts))
 
 
 def test_diverged_seeds_are_reported_not_dropped():
@@ -232,7 +226,7 @@ def test_one_env_at_two_budgets_is_two_regimes(tmp_path):
                             overrides=TINY, show_progress=False)
     assert list(runs) == [f"{ENV}@256", f"{ENV}@512"]
     assert report["settings"]["timesteps"] == {f"{ENV}@256": 256, f"{ENV}@512": 512}
-    assert runs[f"{ENV}@512"]["ppo"].metrics.episode_return.shape[1] == 2 * runs[f"{ENV}@256"]["ppo"].metrics \
+    assert runs[f"{ENV}@512"]["ppo"].curves.episode_return.shape[1] == 2 * runs[f"{ENV}@256"]["ppo"].curves \
         .episode_return.shape[1]
     with pytest.raises(UserError, match="given twice"):
         prepare("dpo", [f"{ENV}@256", f"{ENV}@256"], ["ppo"], 2)

@@ -1,0 +1,124 @@
+"""A store of finished work: long commands as cells, each written atomically as it finishes, resumable.
+
+A long command (an evaluation with a tuning grid, a sweep, a probe) is planned as cells, each a unit of work named
+by a key (a short string of what it is: env, method, grid value, seed set). Each finished cell is written at once,
+atomically, as `DIR/cells/<digest>.json` holding its key and its record, so a run killed at any point keeps
+every cell it finished. The command's settings (everything that changes a cell's numbers: the command line,
+the methods' parameters, the device count) are written first as `DIR/cells/plan.json`:
+
+- a fresh run into a directory that already holds cells is refused (nothing finished is overwritten silently);
+- `--resume` reads the cells that exist and runs only the missing ones, after checking that the settings equal
+  the stored plan's; a difference is refused in one line naming the first setting that differs.
+
+The command computes its output from the cells alone, so a resumed run and an uninterrupted one write the same
+files. Records are JSON; arrays go in as base64 of their bytes with dtype and shape (`pack_array`), so that
+what comes back is bit-identical to what went in.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metadisco.core.errors import UserError, shorten
+from metadisco.core.io import read_json, to_jsonable, write_json
+
+CELLS = "cells"
+PLAN = "plan.json"
+
+
+def pack_array(x) -> dict:
+    """An array as {"dtype", "shape", "base64"}: exact, and a tenth of the size of a list of numbers."""
+    a = np.asarray(x)  # tobytes() is C order whatever the layout
+    return {"dtype": a.dtype.str, "shape": list(a.shape), "base64": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+def unpack_array(packed: dict) -> np.ndarray:
+    """The inverse of `pack_array`."""
+    data = base64.b64decode(packed["base64"])
+    return np.frombuffer(data, dtype=np.dtype(packed["dtype"])).reshape(packed["shape"]).copy()
+
+
+def first_difference(old: Any, new: Any, path: str = "") -> str | None:
+    """The first place where two JSON-like values differ, as 'path: old -> new', or None when they are equal."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in list(old) + [k for k in new if k not in old]:
+            where = f"{path}.{key}" if path else str(key)
+            if key not in old or key not in new:
+                return f"{where}: {shorten(old.get(key, '(absent)'))} -> {shorten(new.get(key, '(absent)'))}"
+            found = first_difference(old[key], new[key], where)
+            if found:
+                return found
+        return None
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            found = first_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return None if old == new else f"{path or 'settings'}: {shorten(old)} -> {shorten(new)}"
+
+
+class CellStore:
+    """The finished cells of one command's run directory (see the module docstring).
+
+    store = CellStore(out, settings, resume=args.resume, command="evaluate")
+    record = store.get(key)          # None when the cell is missing
+    store.put(key, record)           # atomically, at once
+    `write=False` (a multi-process run's other processes) reads but never writes.
+    """
+
+    def __init__(self, directory: str | Path, settings: dict, resume: bool, command: str, write: bool = True):
+        self.directory = Path(directory) / CELLS
+        self.write = write
+        self.settings = to_jsonable(settings)
+        self._cells: dict[str, dict] = {}
+        plan_file = self.directory / PLAN
+        if plan_file.exists():
+            if not resume:
+                raise UserError(f"{directory} already holds the cells of a {command} run; give --resume to finish it "
+                                f"(only missing cells run), or another --out")
+            stored = read_json(plan_file)
+            stored_settings = stored.get("settings") if isinstance(stored, dict) else None
+            difference = first_difference(stored_settings, self.settings)
+            if difference:
+                raise UserError(f"--resume: the command differs from the one that made {plan_file} ({difference}); "
+                                f"give the same settings, or another --out")
+            self._load()
+        elif write:
+            write_json(plan_file, {"command": command, "settings": self.settings})
+
+    def _load(self) -> None:
+        for path in sorted(self.directory.glob("*.json")):
+            if path.name == PLAN:
+                continue
+            cell = read_json(path)
+            if not isinstance(cell, dict) or "key" not in cell or "record" not in cell \
+                    or path.name != self.file_name(cell["key"]):
+                raise UserError(f"damaged cell file {path}: not a cell this store wrote; move it away and "
+                                "--resume again to recompute it")
+            self._cells[cell["key"]] = cell["record"]
+
+    @staticmethod
+    def file_name(key: str) -> str:
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:24] + ".json"
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._cells
+
+    def get(self, key: str) -> dict | None:
+        return self._cells.get(key)
+
+    def put(self, key: str, record: dict) -> None:
+        record = json.loads(json.dumps(to_jsonable(record)))  # what a reader of the file gets back
+        if self.write:
+            write_json(self.directory / self.file_name(key), {"key": key, "record": record})
+        self._cells[key] = record
+
+    def keys(self) -> list[str]:
+        return list(self._cells)

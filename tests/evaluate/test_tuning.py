@@ -1,0 +1,206 @@
+"""`metadisco evaluate --tune / --score eval_return / --resume`: tuned baselines, deterministic episodes, cells.
+
+One tiny CartPole config throughout (the compiled programs are shared by the module's evaluations).
+"""
+
+import json
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from metadisco.cli import main
+from metadisco.cli.evaluate_cmd import SCORE_CHOICES, TUNE_RULE_CHOICES
+from metadisco.core.cells import CellStore, pack_array, unpack_array
+from metadisco.core.errors import UserError
+from metadisco.envs import make_env
+from metadisco.evaluate import Rules, evaluate, selection_keys
+from metadisco.evaluate.rules import SCORES, TUNE_RULES, best_point, choice_key, parse_tune
+from metadisco.runs.seeds import resolve_config, seed_keys
+from metadisco.trainers.greedy import make_greedy_returns
+from metadisco.trainers.networks import make_network
+
+ENV = "CartPole-v1"
+SEEDS = 3
+TINY = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "update_epochs=1", "num_minibatches=1"]
+TIMESTEPS = 16 * 64
+GRID = (2.5e-4, 3e-3)  # the preset's 2.5e-4 and one more
+
+
+def _strip_times(report: dict) -> dict:
+    """eval.json without wall times (they differ from run to run; nothing else may)."""
+    for env, entries in report.items():
+        if env in ("settings", "aggregate"):
+            continue
+        for entry in entries.values():
+            entry.pop("call_seconds", None)
+    return report
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """dpo against ppo with the learning rate tuned, both rules, deterministic episodes scored."""
+    out = {}
+    for rule in TUNE_RULES:
+        directory = tmp_path_factory.mktemp(f"tuned_{rule}")
+        rules = Rules("eval_return", 4, (("lr", GRID),), rule)
+        report, runs = evaluate("dpo", [ENV], ["ppo"], SEEDS, directory, timesteps=TIMESTEPS, overrides=TINY,
+                                show_progress=False, rules=rules)
+        out[rule] = (report, runs, directory)
+    return out
+
+
+def test_cli_choices_are_the_library_s():
+    assert SCORE_CHOICES == SCORES and TUNE_RULE_CHOICES == TUNE_RULES
+
+
+def test_parse_tune_and_grid():
+    assert parse_tune("lr=1e-3, 2.5e-3") == ("lr", (1e-3, 2.5e-3))
+    for bad in ("lr", "=1,2", "lr=", "lr=1,x"):
+        with pytest.raises(UserError, match="--tune"):
+            parse_tune(bad)
+    rules = Rules(tune=(("lr", (1.0, 2.0)), ("gamma", (0.9, 0.99, 0.999))))
+    assert len(rules.grid()) == 6 and rules.grid()[1] == {"lr": 1.0, "gamma": 0.99}
+    with pytest.raises(UserError, match="repeats"):
+        Rules(tune=(("lr", (1.0, 1.0)),))
+    with pytest.raises(UserError, match="twice"):
+        Rules(tune=(("lr", (1.0,)), ("lr", (2.0,))))
+    assert Rules("eval_return").eval_episodes == 16  # DiscoBench's count unless told
+
+
+def test_best_point_prefers_scored_seeds_then_the_mean():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        scores = rng.normal(size=(5, 4))
+        scores[rng.random((5, 4)) < 0.2] = np.nan
+        candidates = [({"lr": float(i)}, s) for i, s in enumerate(scores)]
+        best = best_point(candidates)
+        counts = np.isfinite(scores).sum(axis=1)
+        assert counts[best] == counts.max()
+        means = [choice_key(s)[1] for s in scores]
+        assert means[best] == max(m for m, c in zip(means, counts, strict=True) if c == counts.max())
+
+
+def test_packed_arrays_come_back_bit_for_bit():
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64, np.int32, np.uint32, np.bool_):
+        for _ in range(20):
+            shape = tuple(rng.integers(0, 5, size=rng.integers(0, 4)))
+            x = (rng.normal(size=shape) * 1e3).astype(dtype)
+            if dtype == np.float32 and x.size:
+                x.flat[0] = np.nan
+            back = unpack_array(json.loads(json.dumps(pack_array(x))))
+            assert back.dtype == x.dtype and back.shape == x.shape
+            assert back.tobytes() == x.tobytes()
+
+
+def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
+    store = CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
+    store.put("a", {"x": 1})
+    with pytest.raises(UserError, match="already holds the cells.*--resume"):
+        CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
+    with pytest.raises(UserError, match=r"seeds: 3 -> 4"):
+        CellStore(tmp_path, {"seeds": 4, "lr": [1.0]}, resume=True, command="evaluate")
+    again = CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
+    assert again.get("a") == {"x": 1} and "b" not in again
+    (tmp_path / "cells" / CellStore.file_name("a")).write_text("{\"key\": \"a\"")
+    with pytest.raises(UserError, match="damaged JSON file"):
+        CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
+
+
+def test_greedy_episodes_follow_the_env_by_hand():
+    """A policy that always prefers action 0 (a hand-set head), played greedily, scores what stepping the env by
+    hand with action 0 and the same keys scores, episode by episode."""
+    config = resolve_config(ENV, None, TINY, TIMESTEPS)
+    env = make_env(ENV)
+    network = make_network(env.spec, config.hidden_sizes, config.activation)
+    params = network.init(jax.random.PRNGKey(0), np.zeros((1, *env.spec.obs_shape), np.float32))
+    head = params["params"]["policy_head"]
+    params["params"]["policy_head"] = {"kernel": np.zeros_like(head["kernel"]), "bias": np.array([1.0, 0.0])}
+    play = jax.jit(make_greedy_returns(config, env, 5))
+    for seed in range(3):
+        key = jax.random.PRNGKey(seed)
+        returns = np.asarray(play(params, key, None))
+        reset_key, key = jax.random.split(key)
+        states = [env.reset(k)[1] for k in jax.random.split(reset_key, 5)]
+        expected = np.zeros(5)
+        done = np.zeros(5, bool)
+        while not done.all():
+            key, step_key = jax.random.split(key)
+            for i, k in enumerate(jax.random.split(step_key, 5)):
+                states[i], out = env.step(k, states[i], 0)
+                if not done[i]:
+                    expected[i] += float(out.reward)
+                    done[i] = bool(out.terminated | out.truncated)
+        np.testing.assert_array_equal(returns, expected)
+        assert np.all(returns >= 1) and np.all(returns < 50)  # always pushing left ends CartPole fast
+
+
+def test_reported_runs_are_the_chosen_cells(tuned):
+    for rule, (report, runs, _) in tuned.items():
+        for label in ("dpo", "ppo"):
+            entry = report[ENV][label]
+            tuning = entry["tuning"]
+            means = [p["mean"] for p in tuning["selection"]]
+            counts = [p["scored_seeds"] for p in tuning["selection"]]
+            best = max(range(len(GRID)), key=lambda i: (counts[i], -math.inf if means[i] is None else means[i], -i))
+            assert tuning["chosen"] == {"lr": GRID[best]}, (rule, label)
+            # Reported seeds are always the scoring keys, whatever the rule.
+            np.testing.assert_array_equal(runs[ENV][label].key_data,
+                                          np.asarray(jax.random.key_data(seed_keys(SEEDS, 0))))
+            assert len(entry["eval_return"]) == SEEDS and entry["score"] == "eval_return"
+            assert all(x is not None and x >= 1 for x in entry["eval_return"])  # CartPole: >= 1 per episode
+            if rule == "same_seeds":  # chosen and reported on the same seeds: the reported mean is the best one
+                assert entry["mean"] == pytest.approx(means[best])
+        assert report["settings"]["tuning"]["rule"] == rule
+        assert set(report["aggregate"]["untuned_probability_of_improvement"]) == {"dpo > ppo"}
+        assert set(report["aggregate"]["probability_of_improvement_by_score"]) == set(SCORES)
+
+
+def test_the_preset_point_is_the_untuned_run(tuned):
+    """The grid holds the preset's lr: tuned there, a method's cell is its untuned cell (one cell, one key)."""
+    report, _, directory = tuned["same_seeds"]
+    cells = [json.loads(p.read_text()) for p in (directory / "cells").glob("*.json") if p.name != "plan.json"]
+    keys = sorted(c["key"] for c in cells)
+    # 2 methods x 2 points on the scoring seeds; the preset point (2.5e-4) is shared with the untuned run.
+    assert len(keys) == 4, keys
+    for label in ("dpo", "ppo"):
+        untuned = report[ENV][label]["tuning"]["untuned"]
+        at_preset = report[ENV][label]["tuning"]["selection"][0]
+        assert untuned["mean"] == pytest.approx(at_preset["mean"])
+
+
+def test_fresh_seeds_choose_on_selection_keys(tuned):
+    report, _, directory = tuned["fresh_seeds"]
+    selection = np.asarray(jax.random.key_data(selection_keys(SEEDS, 0)))
+    scoring = np.asarray(jax.random.key_data(seed_keys(SEEDS, 0)))
+    assert not np.any(np.all(selection[:, None] == scoring[None], axis=-1))  # disjoint seed sets
+    np.testing.assert_array_equal(np.asarray(report["settings"]["tuning"]["selection_seed_keys"]), selection)
+    cells = [json.loads(p.read_text())["key"] for p in (directory / "cells").glob("*.json") if p.name != "plan.json"]
+    assert sum("|select|" in k for k in cells) == 4  # every method at every point on the selection seeds
+
+
+def test_resume_finishes_what_is_missing_and_writes_the_same_report(tuned, tmp_path, capsys):
+    """A run that died after some cells (its later cells and its report removed), resumed, writes what an
+    uninterrupted run wrote; a resume with another command line, or a fresh run into it, is refused."""
+    argv = ["evaluate", "dpo", "--envs", ENV, "--baselines", "ppo", "--seeds", str(SEEDS), "--timesteps",
+            str(TIMESTEPS), "--score", "eval_return", "--eval-episodes", "4", "--tune", f"lr={GRID[0]},{GRID[1]}",
+            "--no-progress", *[x for kv in TINY for x in ("--set", kv)]]
+    out = tmp_path / "eval"
+    assert main([*argv, "--out", str(out)]) == 0
+    whole = _strip_times(json.loads((out / "eval.json").read_text()))
+    assert whole == _strip_times(json.loads((tuned["fresh_seeds"][2] / "eval.json").read_text()))
+    cells = sorted(p for p in (out / "cells").glob("*.json") if p.name != "plan.json")
+    for path in cells[::2]:
+        path.unlink()
+    (out / "eval.json").unlink()
+    capsys.readouterr()
+    assert main([*argv, "--out", str(out)]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main([*argv, "--out", str(out), "--resume", "--seeds", "4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "seeds: 3 -> 4" in err and len(err.splitlines()) == 1
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert _strip_times(json.loads((out / "eval.json").read_text())) == whole
+    assert len([p for p in (out / "cells").glob("*.json") if p.name != "plan.json"]) == len(cells)
