@@ -40,6 +40,7 @@ COMMANDS = {
     "inspect": "inspect_cmd",
     "sweep": "sweep_cmd",
     "pbt": "pbt_cmd",
+    "export": "export_cmd",
 }
 
 

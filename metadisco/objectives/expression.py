@@ -306,6 +306,57 @@ def _compile(expr) -> Callable[[dict, Any], Any]:
     raise UserError(f"expression: cannot compile {type(expr).__name__} ({shorten(str(expr))})")
 
 
+def to_source(expr, names: dict) -> str:
+    """`expr` as one jax.numpy expression in Python source, `names` = {Symbol: source name}: the same operations
+    in the same order as `_compile` (so the same float32 results), for `metadisco export`. Written beside
+    `_compile` so that a change to one is seen in the other (`tests/objectives/test_export.py` checks they agree)."""
+    if expr in (sympy.true, sympy.false):
+        return repr(bool(expr))
+    if isinstance(expr, sympy.Symbol):
+        return names[expr]
+    if expr.is_Number or isinstance(expr, sympy.NumberSymbol):
+        value = float(expr)  # finite: `_compile` refused the expression otherwise
+        return f"({value!r})" if value < 0 else repr(value)  # (-2.0) ** 2, not -(2.0 ** 2)
+    if isinstance(expr, sympy.Piecewise):
+        out = "jnp.nan"
+        for value, cond in reversed(expr.args):
+            out = f"jnp.where({to_source(cond, names)}, {to_source(value, names)}, {out})"
+        return out
+    args = [to_source(a, names) for a in expr.args]
+    fold = lambda op: reduce(lambda a, b: f"({a} {op} {b})", args)
+    call = lambda fn: reduce(lambda a, b: f"jnp.{fn}({a}, {b})", args)
+    if isinstance(expr, sympy.Add):
+        return fold("+")
+    if isinstance(expr, sympy.Mul):
+        return fold("*")
+    if isinstance(expr, sympy.Pow):
+        base, exponent = args
+        e = expr.args[1]
+        if e.is_Integer:
+            return f"({base} ** {int(e)})"
+        if e == sympy.Rational(1, 2):
+            return f"jnp.sqrt({base})"
+        return f"jnp.power({base}, {exponent})"
+    unary = {sympy.tanh: "tanh", sympy.log: "log", sympy.exp: "exp", sympy.Abs: "abs", sympy.sign: "sign"}
+    for cls, name in unary.items():
+        if isinstance(expr, cls):
+            return f"jnp.{name}({args[0]})"
+    if isinstance(expr, (sympy.Max, sympy.Min)):
+        return call("maximum" if isinstance(expr, sympy.Max) else "minimum")
+    relations = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
+                 sympy.GreaterThan: ">="}
+    for cls, op in relations.items():
+        if isinstance(expr, cls):
+            return f"({args[0]} {op} {args[1]})"
+    if isinstance(expr, sympy.And):
+        return call("logical_and")
+    if isinstance(expr, sympy.Or):
+        return call("logical_or")
+    if isinstance(expr, sympy.Not):
+        return f"jnp.logical_not({args[0]})"
+    raise UserError(f"expression: cannot write {type(expr).__name__} as source ({shorten(str(expr))})")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # validity at r = 1
 

@@ -1,0 +1,255 @@
+"""The files of an export: a standalone JAX module (`jax`), or DiscoBench's OnPolicyRL `loss.py` / `optim.py`
+(`discobench`), each with a README.md saying what it is, where it came from and how to use it.
+
+DiscoBench's slots (AlexGoldie/discogen, `domains/OnPolicyRL/templates/default`; REFERENCE.md section 12):
+`loss_actor_and_critic(params, traj_batch, gae, targets, network, config) -> (total, (value_loss, actor_loss,
+entropy))`, with `pi, value = network.apply(params, traj_batch.obs)`, `traj_batch` a `Transition` (fields
+obs, action, value, log_prob, ...), the advantage normalised per minibatch and `config["VF_COEF"]`,
+`config["ENT_COEF"]`; and `scale_by_optimizer()` in `optim.py`, an optax transformation whose output its
+`train.py` clips before and multiplies by -learning rate after. Its `train.py` passes no training progress, so
+a loss that reads n / N takes it from `config["UPDATE_FRACTION"]`, which an edited `train.py` adds (README).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from metadisco.core.errors import UserError
+from metadisco.objectives.export.pieces import Source, render
+from metadisco.objectives.objective import Objective
+from metadisco.objectives.optimizer import Adam
+
+FORMATS = ("discobench", "jax")
+JAX_MODULE = "objective.py"
+DISCOBENCH_DEFAULT_OPTIMIZER = Adam(eps=1e-5)  # DiscoBench's base optim.py: optax.scale_by_adam(eps=1e-5)
+PROGRESS_KEY = "UPDATE_FRACTION"
+# The one edit of DiscoBench's train.py that a progress-reading loss needs: in `_update_minbatch`, the config
+# given to the loss carries n / N. train_state.step counts minibatch steps, so step // (minibatches x epochs) is
+# the update n, as metadisco's trainer counts it.
+TRAIN_EDIT = ('{**config, "UPDATE_FRACTION": (train_state.step // (config["NUM_MINIBATCHES"] * '
+              'config["UPDATE_EPOCHS"])) / config["NUM_UPDATES"]}')
+
+
+@dataclass(frozen=True)
+class About:
+    """Where an export came from: the OBJECTIVE label, what the user gave, the objective file read."""
+
+    label: str
+    source: str
+    file: str | None
+    version: str
+
+
+def _check_exportable(objective: Objective, label: str) -> None:
+    if objective.algorithm != "ppo":
+        raise UserError(f"{label} is a TD objective (algorithm {objective.algorithm}): export writes "
+                        "policy-optimisation objectives (drift, value loss, optimiser) for PPO-style trainers")
+
+
+def _args(source: Source, *base: str) -> str:
+    extra = (["progress"] if source.reads_progress else []) + (["num_updates"] if source.reads_horizon else [])
+    return ", ".join([*base, *extra])
+
+
+def _imports(sources: list[Source]) -> str:
+    needs = set().union(*(s.imports for s in sources))
+    lines = (["import base64"] if "base64" in needs else []) + ["", "import jax", "import jax.numpy as jnp"]
+    if "numpy" in needs:
+        lines.append("import numpy as np")
+    return "\n".join(lines).lstrip("\n")
+
+
+def _section(title: str, code: str) -> str:
+    return f"# {'-' * 110}\n# {title}\n\n{code}\n"
+
+
+def _spec_text(objective: Objective) -> str:
+    return json.dumps(objective.to_spec(), default=str)
+
+
+def _pieces(objective: Objective, meta: Any, label: str) -> dict[str, Source]:
+    _check_exportable(objective, label)
+    return {slot: render(slot, piece, meta[slot]) for slot, piece in objective.pieces().items()}
+
+
+def _header(about: About, what: str, pieces: dict[str, Source], objective: Objective) -> str:
+    origin = about.source if about.file is None or about.file == about.source else f"{about.source} ({about.file})"
+    return (f"{what}: the objective {about.label!r}, exported by `metadisco export` (metadisco {about.version}).\n\n"
+            f"Source: {origin}\nSpec: {_spec_text(objective)}\n\n"
+            f"Drift:      {pieces['drift'].formula}\nValue loss: {pieces['value_loss'].formula}\n"
+            f"Optimiser:  {pieces['optimizer'].formula}\n")
+
+
+def docstring(text: str) -> str:
+    """`text` as the body of a triple-quoted docstring (labels and paths may hold backslashes or quotes)."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+
+
+def _module(doc: str, sources: list[Source], blocks: list[str]) -> str:
+    body = "\n\n".join(block.rstrip("\n") + "\n" for block in blocks)
+    return f'"""{docstring(doc)}"""\n\n{_imports(sources)}\n\n{body}'
+
+
+def reads_progress(pieces: dict[str, Source]) -> bool:
+    return any(s.reads_progress or s.reads_horizon for s in pieces.values())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# --format jax
+
+
+def jax_module(objective: Objective, meta: Any, about: About) -> str:
+    """One module: drift, value_loss, scale_by_optimizer / make_optimizer, normalise_advantage, actor_loss."""
+    pieces = _pieces(objective, meta, about.label)
+    drift, value, optimizer = pieces["drift"], pieces["value_loss"], pieces["optimizer"]
+    drift_args = _args(drift, "ratio", "advantage")
+    extra_drift_args = drift_args[len("ratio, advantage"):]
+    value_call = _args(value, "value", "traj_batch.value", "targets")
+    doc = _header(about, "Standalone JAX functions", pieces, objective) + f"""
+Mirror learning (Kuba et al. 2022): with r = pi_new(a|s) / pi_old(a|s) and A the advantage normalised per
+minibatch, the per-sample actor loss is -(r A - drift(r, A)). In a PureJaxRL / rejax PPO loss:
+
+    adv = normalise_advantage(gae)
+    loss_actor = actor_loss(ratio, adv{extra_drift_args}).mean()
+    loss_value = value_loss({value_call}).mean()
+    total = loss_actor + vf_coef * loss_value - ent_coef * entropy
+    tx = make_optimizer(learning_rate, max_grad_norm)
+"""
+    if reads_progress(pieces):
+        doc += "\nprogress = n / N (update n of N, counted from 0), num_updates = N.\n"
+    doc += "\nNeeds jax (and optax for the optimiser) only.\n"
+    actor = f'''def normalise_advantage(advantage):
+    """(A - mean) / (std + 1e-8) over the minibatch: the A every drift expects."""
+    return (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+
+
+def actor_loss({drift_args}):
+    """Per-sample mirror-learning actor loss -(r A - drift(r, A)), A normalised (normalise_advantage)."""
+    return -(ratio * advantage - drift({drift_args}))'''
+    make = '''def make_optimizer(learning_rate, max_grad_norm=0.5):
+    """The optimiser as metadisco's trainer builds it: clip the gradient's global norm, scale it
+    (scale_by_optimizer), step by -learning_rate (a float or an optax schedule of the step count)."""
+    import optax
+
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), scale_by_optimizer(),
+                       optax.scale_by_learning_rate(learning_rate))'''
+    return _module(doc, list(pieces.values()), [
+        f"READS_PROGRESS = {reads_progress(pieces)}  # drift / value_loss take the training progress n / N",
+        _section("drift", drift.code), _section("value loss", value.code),
+        _section("optimiser", optimizer.code + "\n\n\n" + make), _section("the actor loss", actor)])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# --format discobench
+
+
+def discobench_loss(objective: Objective, meta: Any, about: About) -> str:
+    """DiscoBench's loss.py with the objective's drift and value loss."""
+    pieces = _pieces(objective, meta, about.label)
+    drift, value = pieces["drift"], pieces["value_loss"]
+    progress = ""
+    if reads_progress(pieces):
+        progress = f'''
+    # TRAINING PROGRESS n / N: DiscoBench's own train.py does not give it; an edited one does (README.md)
+    if "{PROGRESS_KEY}" not in config:
+        raise KeyError("{PROGRESS_KEY}: this loss reads training progress n / N; give it from train.py (README.md)")
+    progress = config["{PROGRESS_KEY}"]
+    num_updates = config["NUM_UPDATES"]
+'''
+    doc = _header(about, "DiscoBench OnPolicyRL loss module (loss.py)", pieces, objective) + '''
+The structure and return value of DiscoBench's baseline loss.py; the actor loss is mirror learning's
+-(r A - drift(r, A)) (PPO's clip objective is the PPO drift). The drift's and value loss's constants are the
+objective's own, embedded here (config["CLIP_EPS"] is not read).
+'''
+    loss = f'''def loss_actor_and_critic(params, traj_batch, gae, targets, network, config):
+    # RERUN NETWORK
+    pi, value = network.apply(params, traj_batch.obs)
+    log_prob = pi.log_prob(traj_batch.action)
+{progress}
+    # CALCULATE VALUE LOSS
+    loss_value = value_loss({_args(value, "value", "traj_batch.value", "targets")}).mean()
+
+    # CALCULATE ACTOR LOSS: -(r A - drift(r, A)), A normalised per minibatch
+    ratio = jnp.exp(log_prob - traj_batch.log_prob)
+    gae = (gae - gae.mean()) / (gae.std() + 1e-8)
+    loss_actor = -(ratio * gae - drift({_args(drift, "ratio", "gae")})).mean()
+    entropy = pi.entropy().mean()
+
+    total_loss = loss_actor + config["VF_COEF"] * loss_value - config["ENT_COEF"] * entropy
+    return total_loss, (loss_value, loss_actor, entropy)'''
+    return _module(doc, [drift, value], [_section("drift", drift.code), _section("value loss", value.code),
+                                         _section("the DiscoBench loss", loss)])
+
+
+def discobench_optim(objective: Objective, meta: Any, about: About) -> str | None:
+    """DiscoBench's optim.py, or None when the objective's optimiser is DiscoBench's own (Adam, eps 1e-5)."""
+    if objective.optimizer == DISCOBENCH_DEFAULT_OPTIMIZER:
+        return None
+    pieces = _pieces(objective, meta, about.label)
+    optimizer = pieces["optimizer"]
+    doc = _header(about, "DiscoBench OnPolicyRL optimiser module (optim.py)", pieces, objective) + '''
+DiscoBench's train.py clips the gradient's global norm (MAX_GRAD_NORM) before scale_by_optimizer() and applies
+the (annealed) learning rate after it, as metadisco's trainer does around the same optimiser.
+'''
+    return _module(doc, [optimizer], [_section("optimiser", optimizer.code)])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# README.md
+
+
+def readme(objective: Objective, meta: Any, about: About, fmt: str, files: list[str]) -> str:
+    pieces = _pieces(objective, meta, about.label)
+    progress = reads_progress(pieces)
+    origin = about.source if about.file is None or about.file == about.source else f"{about.source} ({about.file})"
+    lines = [f"# {about.label}: an RL objective exported from metadisco", "",
+             f"Written by `metadisco export {about.source} --format {fmt}` (metadisco {about.version}) from "
+             f"{origin}. Plain JAX: it needs jax (numpy; optax for the optimiser), not metadisco.", "",
+             f"- drift: {pieces['drift'].formula}", f"- value loss: {pieces['value_loss'].formula}",
+             f"- optimiser: {pieces['optimizer'].formula}",
+             f"- reads training progress n / N: {'yes' if progress else 'no'}", "",
+             f"Spec: `{_spec_text(objective)}`", "", "Files of this export: " + ", ".join(f"`{f}`" for f in files),
+             ""]
+    if fmt == "jax":
+        lines += ["## Use", "",
+                  f"`{JAX_MODULE}` defines `drift`, `value_loss` (per sample), `actor_loss`, `normalise_advantage`, "
+                  "`scale_by_optimizer` and `make_optimizer`; its docstring shows them inside a PureJaxRL / rejax "
+                  "PPO loss. The drift expects the advantage normalised per minibatch."]
+        if progress:
+            lines += ["", "The drift or value loss takes `progress` = n / N (update n of N, from 0) and TA-LPO's "
+                          "drift also `num_updates` = N: pass them from the training loop."]
+    else:
+        lines += ["## Use", "",
+                  "Copy `loss.py` (and `optim.py`, if written) into a DiscoBench OnPolicyRL task (`discogen "
+                  "create-task --task-domain OnPolicyRL`) whose config lets those modules change "
+                  "(`OnPolicyRL_loss`, `OnPolicyRL_optim` or `OnPolicyRL_all`; `--use-base` fills the other "
+                  "editable modules with DiscoBench's baselines), then run the task's `main.py`."]
+        if "optim.py" not in files:
+            lines += ["", "The objective's optimiser is DiscoBench's own (Adam, eps 1e-5): no `optim.py` is "
+                          "written; keep the task's."]
+        if progress:
+            lines += ["", "This objective reads training progress n / N, which DiscoBench's fixed `train.py` "
+                          "does not give the loss. Use a task whose config has `change_train: true` as well as "
+                          "`change_loss: true` (`OnPolicyRL_all` with `--use-base`, or your own config) and make "
+                          "one edit in its `train.py`: in `_update_minbatch`, pass the loss, instead of `config`,",
+                      "", f"    {TRAIN_EDIT}", "",
+                      f"(`train_state.step // (minibatches x epochs)` is the update n). Without it `loss.py` "
+                      f"stops with a KeyError naming `{PROGRESS_KEY}`."]
+    return "\n".join(lines) + "\n"
+
+
+def export_files(objective: Objective, meta: Any, about: About, fmt: str) -> dict[str, str]:
+    """{file name: text} of an export in `fmt` (`FORMATS`); an unexportable piece is a `UserError`."""
+    if fmt not in FORMATS:
+        raise UserError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if fmt == "jax":
+        files = {JAX_MODULE: jax_module(objective, meta, about)}
+    else:
+        files = {"loss.py": discobench_loss(objective, meta, about)}
+        optim = discobench_optim(objective, meta, about)
+        if optim is not None:
+            files["optim.py"] = optim
+    files["README.md"] = readme(objective, meta, about, fmt, [*files, "README.md"])
+    return files

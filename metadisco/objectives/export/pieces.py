@@ -1,0 +1,327 @@
+"""Each objective piece written as plain JAX source, one small renderer per piece kind.
+
+A renderer takes (piece, its meta-parameters) and returns a `Source`: module-level Python that defines the slot's
+public function with the piece's options and meta-parameters embedded as constants:
+
+    drift        def drift(ratio, advantage[, progress[, num_updates]])      per-sample drift, shape of ratio
+    value loss   def value_loss(value, old_value, target[, progress])         per-sample loss
+    optimiser    def scale_by_optimizer()                                      an optax GradientTransformation
+                 that scales gradients as the piece does before its learning rate (DiscoBench's optim slot);
+                 the clipping and the learning rate are the caller's (`formats` adds `make_optimizer`)
+
+`progress` is n / N (update n of N), `num_updates` is N. The source uses the same operations in the same order
+as the piece's own `__call__`, so the exported function gives the same float32 numbers
+(`tests/objectives/test_export.py` checks every renderer against its piece on random batches). Renderers are
+looked up by the piece's class: a piece without one (a plugin's) is refused by `render`, naming those that
+have one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from metadisco.core.errors import UserError
+from metadisco.objectives.drift import DPODrift, PPODrift
+from metadisco.objectives.export.literals import array_source
+from metadisco.objectives.expression import A, ExpressionDrift, R, to_source
+from metadisco.objectives.learned_dpo import LOG_SCALE_LIMIT, LearnedDPODrift
+from metadisco.objectives.learned_value_loss import LearnedValueLoss
+from metadisco.objectives.lpo import OFFSET, LPODrift, TALPODrift
+from metadisco.objectives.optimizer import Adam, RAdam
+from metadisco.objectives.registry import Piece
+from metadisco.objectives.value_loss import AsymmetricL2ValueLoss, ClippedL2ValueLoss, L2ValueLoss
+
+SLOT_FUNCTIONS = {"drift": "drift", "value_loss": "value_loss", "optimizer": "scale_by_optimizer"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One piece as Python source: `code` defines the slot's function (`SLOT_FUNCTIONS`)."""
+
+    code: str
+    formula: str  # the piece's maths in one line, for docstrings and the README
+    reads_progress: bool = False  # the function takes `progress` (n / N)
+    reads_horizon: bool = False  # and `num_updates` (N)
+    imports: frozenset[str] = field(default_factory=frozenset)  # modules beyond jax / jnp: "numpy", "base64"
+
+
+def _arrays(*named: tuple[str, object, str]) -> tuple[str, frozenset[str]]:
+    """Constant definitions of (NAME, array, comment) triples and the imports they need."""
+    lines, imports = [], set()
+    for name, value, comment in named:
+        line, needs = array_source(name, value, comment)
+        lines.append(line)
+        if needs:
+            imports |= {"numpy", "base64"}
+    return "\n".join(lines), frozenset(imports)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# drifts
+
+_PPO_LINE = "jax.nn.relu((ratio - jnp.clip(ratio, 1.0 - EPS, 1.0 + EPS)) * advantage)"
+_SOFT_HINGE = '''def soft_hinge(x, scale):
+    """ReLU(x - s tanh(x / s)): 0 with zero slope at x = 0, derivative tanh^2(x / s) >= 0."""
+    return jax.nn.relu(x - scale * jnp.tanh(x / scale))'''
+
+
+def _ppo(piece: PPODrift, meta) -> Source:
+    formula = "ReLU((r - clip(r, 1 - eps, 1 + eps)) A)"
+    return Source(f'''EPS = {piece.eps!r}  # PPO's clip range
+
+
+def drift(ratio, advantage):
+    """PPO's clip objective as a drift (Schulman et al. 2017; Kuba et al. 2022): {formula}."""
+    return {_PPO_LINE}''', f"PPO, {formula}, eps = {piece.eps}")
+
+
+def _dpo_body(alpha: str, beta: str) -> str:
+    return f'''    positive = soft_hinge((ratio - 1.0) * advantage, {alpha})
+    negative = soft_hinge(jnp.log(ratio) * advantage, {beta})
+    return jnp.where(advantage >= 0, positive, negative)'''
+
+
+_DPO_FORMULA = "ReLU(x - alpha tanh(x / alpha)) with x = (r - 1) A for A >= 0, ReLU(y - beta tanh(y / beta)) " \
+               "with y = log(r) A for A < 0"
+
+
+def _dpo(piece: DPODrift, meta) -> Source:
+    return Source(f'''ALPHA = {piece.alpha!r}  # scale of the soft hinge for A >= 0
+BETA = {piece.beta!r}  # and for A < 0
+
+
+{_SOFT_HINGE}
+
+
+def drift(ratio, advantage):
+    """DPO's drift (Lu et al., NeurIPS 2022): {_DPO_FORMULA}."""
+{_dpo_body("ALPHA", "BETA")}''', f"DPO, {_DPO_FORMULA}, alpha = {piece.alpha}, beta = {piece.beta}")
+
+
+def _learned_dpo(piece: LearnedDPODrift, meta) -> Source:
+    arrays, imports = _arrays(("LOG_ALPHA", meta["log_alpha"], "learned: [a0, a1] with progress, else [a0]"),
+                              ("LOG_BETA", meta["log_beta"], "learned: [b0, b1] with progress, else [b0]"))
+    args = "ratio, advantage, progress" if piece.progress else "ratio, advantage"
+    anneal = ("\n    log_factor = log_factor + log_scale[1] * (jnp.asarray(progress, log_scale.dtype) - 0.5)"
+              if piece.progress else "")
+    progress_arg = ", progress" if piece.progress else ""
+    formula = ("alpha(p) = alpha exp(a0 + a1 (p - 1/2)), beta(p) = beta exp(b0 + b1 (p - 1/2)), p = n / N"
+               if piece.progress else "alpha' = alpha exp(a0), beta' = beta exp(b0)")
+    return Source(f'''ALPHA = {piece.alpha!r}  # DPO's scales, at zero meta-parameters
+BETA = {piece.beta!r}
+LOG_SCALE_LIMIT = {LOG_SCALE_LIMIT!r}  # the log-factors are clipped to +-this
+{arrays}
+
+
+{_SOFT_HINGE}
+
+
+def scale(base, log_scale{progress_arg}):
+    """base * exp(log-factor), the log-factor clipped to [-LOG_SCALE_LIMIT, LOG_SCALE_LIMIT]."""
+    log_factor = log_scale[0]{anneal}
+    return base * jnp.exp(jnp.clip(log_factor, -LOG_SCALE_LIMIT, LOG_SCALE_LIMIT))
+
+
+def drift({args}):
+    """DPO's drift with learned scales: {formula}."""
+    alpha = scale(ALPHA, LOG_ALPHA{progress_arg})
+    beta = scale(BETA, LOG_BETA{progress_arg})
+{_dpo_body("alpha", "beta")}''', f"learned DPO, {formula}", reads_progress=piece.progress, imports=imports)
+
+
+_LPO_FORMULA = "ReLU(net(x) + ppo - 1e-4) + min(ppo, 1e-4), net(x) = tanh(x W1) W2, ppo = PPO's drift"
+
+
+def _lpo_source(piece, meta, features_code: str, args: str, call_args: str, what: str, **flags) -> Source:
+    w1 = meta["w1"]
+    arrays, imports = _arrays(("W1", w1, f"learned: [{w1.shape[0]} features, {w1.shape[1]} hidden]"),
+                              ("W2", meta["w2"], f"learned: [{w1.shape[1]} hidden, 1]"))
+    return Source(f'''EPS = {piece.eps!r}  # the clip range of the PPO drift LPO is a residual around
+OFFSET = {OFFSET!r}  # makes the drift identically 0 near r = 1
+{arrays}
+
+
+def lpo_features(ratio, advantage):
+    """x(r, A) = [r - 1, (r - 1)^2, log r, (log r)^2] and the same four times A: [..., 8], all 0 at r = 1."""
+    d = ratio - 1.0
+    log_r = jnp.log(ratio)
+    base = jnp.stack([d, d * d, log_r, log_r * log_r], axis=-1)
+    return jnp.concatenate([base, base * advantage[..., None]], axis=-1)
+{features_code}
+
+def drift({args}):
+    """{what}: {_LPO_FORMULA}."""
+    ppo = {_PPO_LINE}
+    net = (jnp.tanh(features({call_args}) @ W1) @ W2)[..., 0]
+    return jax.nn.relu(net + ppo - OFFSET) + jnp.minimum(ppo, OFFSET)''',
+                  f"{what}, {_LPO_FORMULA}, hidden {w1.shape[1]}, eps = {piece.eps}", imports=imports, **flags)
+
+
+def _lpo(piece: LPODrift, meta) -> Source:
+    return _lpo_source(piece, meta, "\n\nfeatures = lpo_features\n", "ratio, advantage", "ratio, advantage",
+                       "LPO (Lu et al., NeurIPS 2022)")
+
+
+def _talpo(piece: TALPODrift, meta) -> Source:
+    horizon = ("\n    parts.append(jnp.log(jnp.asarray(num_updates, x.dtype)) * x)" if piece.horizon else "")
+    args = "ratio, advantage, progress, num_updates" if piece.horizon else "ratio, advantage, progress"
+    what = "[x, p x, log(N) x]" if piece.horizon else "[x, p x]"
+    features = f'''
+
+def features({args}):
+    """TA-LPO's features {what}, p = n / N (progress), N = num_updates: all 0 at r = 1."""
+    x = lpo_features(ratio, advantage)
+    parts = [x, jnp.asarray(progress, x.dtype) * x]{horizon}
+    return jnp.concatenate(parts, axis=-1)
+'''
+    return _lpo_source(piece, meta, features, args, args, "TA-LPO (Jackson, Lu et al., ICLR 2024)",
+                       reads_progress=True, reads_horizon=piece.horizon)
+
+
+def _expression(piece: ExpressionDrift, meta) -> Source:
+    constants = ", ".join(f"{n} = {v!r}" for n, v in piece.constants)
+    text = piece.expression + (f"  ({constants})" if constants else "")
+    body = to_source(piece.sympy, {R: "ratio", A: "advantage"})
+    return Source(f'''def drift(ratio, advantage):
+    """A closed-form drift, r = ratio, A = advantage:
+
+        {text}
+    """
+    out = {body}
+    shape = jnp.broadcast_shapes(jnp.shape(ratio), jnp.shape(advantage))
+    return jnp.broadcast_to(jnp.asarray(out, jnp.result_type(ratio)), shape)''', f"expression {text}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# value losses
+
+def _l2(piece: L2ValueLoss, meta) -> Source:
+    return Source('''def value_loss(value, old_value, target):
+    """L2: 0.5 (v - target)^2, per sample."""
+    del old_value
+    return 0.5 * jnp.square(value - target)''', "L2, 0.5 (v - target)^2")
+
+
+def _asymmetric_l2(piece: AsymmetricL2ValueLoss, meta) -> Source:
+    formula = "0.5 w (v - target)^2, w = over where v > target, else under"
+    return Source(f'''OVER = {piece.over!r}  # weight of the squared error where the value overestimates
+UNDER = {piece.under!r}  # and where it does not
+
+
+def value_loss(value, old_value, target):
+    """Asymmetric L2 (an expectile loss): {formula}, per sample."""
+    del old_value
+    error = value - target
+    return 0.5 * jnp.where(error > 0, OVER, UNDER) * jnp.square(error)''',
+                  f"asymmetric L2, {formula}, over = {piece.over}, under = {piece.under}")
+
+
+def _clipped_l2(piece: ClippedL2ValueLoss, meta) -> Source:
+    formula = "0.5 max((v - target)^2, (v_old + clip(v - v_old, -eps, eps) - target)^2)"
+    return Source(f'''VALUE_CLIP_EPS = {piece.clip_eps!r}  # how far the value may move before the clipped error counts
+
+
+def value_loss(value, old_value, target):
+    """PPO's clipped value loss: {formula}, per sample."""
+    clipped = old_value + jnp.clip(value - old_value, -VALUE_CLIP_EPS, VALUE_CLIP_EPS)
+    return 0.5 * jnp.maximum(jnp.square(value - target), jnp.square(clipped - target))''',
+                  f"clipped L2, {formula}, eps = {piece.clip_eps}")
+
+
+def _learned_value_loss(piece: LearnedValueLoss, meta) -> Source:
+    layers = [meta[f"dense_{i}"] for i in range(len(meta))]
+    named = []
+    for i, layer in enumerate(layers):
+        k = layer["kernel"]
+        named += [(f"VALUE_KERNEL_{i}", k, f"learned: [{k.shape[0]}, {k.shape[1]}]"),
+                  (f"VALUE_BIAS_{i}", layer["bias"], f"learned: [{k.shape[1]}]")]
+    arrays, imports = _arrays(*named)
+    pairs = ", ".join(f"(VALUE_KERNEL_{i}, VALUE_BIAS_{i})" for i in range(len(layers)))
+    x = "symlog(error)" if piece.input == "symlog" else "error"
+    inputs = "sign(e) log(1 + |e|)" if piece.input == "symlog" else "e"
+    net_in = f"[{inputs}, p]" if piece.progress else f"[{inputs}]"
+    combine = "l2 * jnp.exp(net)" if piece.form == "scale" else "l2 + net"
+    formula = (f"0.5 e^2 {'* exp(net(' if piece.form == 'scale' else '+ net('}{net_in}))"
+               f", e = v - target{', p = n / N' if piece.progress else ''}, net = Dense "
+               f"{' -> tanh -> Dense '.join(str(k['kernel'].shape[1]) for k in layers)}")
+    args = "value, old_value, target, progress" if piece.progress else "value, old_value, target"
+    progress_feature = ("\n    features.append(jnp.broadcast_to(jnp.asarray(progress, x.dtype), x.shape))"
+                        if piece.progress else "")
+    symlog = '''
+
+def symlog(x):
+    """sign(x) log(1 + |x|)."""
+    return jnp.sign(x) * jnp.log1p(jnp.abs(x))
+''' if piece.input == "symlog" else ""
+    return Source(f'''{arrays}
+VALUE_LAYERS = [{pairs}]  # Dense layers (kernel, bias), tanh between them, linear output
+
+
+def value_net(x):
+    """[..., inputs] -> [..., 1]."""
+    for i, (kernel, bias) in enumerate(VALUE_LAYERS):
+        x = x @ kernel + bias
+        if i < len(VALUE_LAYERS) - 1:
+            x = jnp.tanh(x)
+    return x
+{symlog}
+
+def value_loss({args}):
+    """A learned value loss (PureJaxRL blog, Lu 2023), a residual around L2: {formula}, per sample."""
+    del old_value
+    error = value - target
+    x = {x}
+    features = [x]{progress_feature}
+    net = value_net(jnp.stack(features, axis=-1))[..., 0]
+    l2 = 0.5 * jnp.square(value - target)
+    return {combine}''', f"learned value loss, {formula}", reads_progress=piece.progress, imports=imports)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# optimisers: the scaling before the learning rate (the caller clips the gradient first and applies the rate)
+
+def _adam(piece: Adam, meta) -> Source:
+    return Source(f'''ADAM_EPS = {piece.eps!r}
+
+
+def scale_by_optimizer():
+    """Adam's scaling (Kingma and Ba 2015), eps = ADAM_EPS; the learning rate is applied after it."""
+    import optax  # only the optimiser needs optax
+
+    return optax.scale_by_adam(eps=ADAM_EPS)''', f"Adam, eps = {piece.eps}")
+
+
+def _radam(piece: RAdam, meta) -> Source:
+    return Source(f'''RADAM_EPS = {piece.eps!r}
+
+
+def scale_by_optimizer():
+    """Rectified Adam's scaling (Liu et al., ICLR 2020), eps = RADAM_EPS; the learning rate is applied after it."""
+    import optax  # only the optimiser needs optax
+
+    return optax.scale_by_radam(eps=RADAM_EPS)''', f"RAdam, eps = {piece.eps}")
+
+
+RENDERERS: dict[type, Callable[[Piece, object], Source]] = {
+    PPODrift: _ppo, DPODrift: _dpo, LearnedDPODrift: _learned_dpo, LPODrift: _lpo, TALPODrift: _talpo,
+    ExpressionDrift: _expression,
+    L2ValueLoss: _l2, AsymmetricL2ValueLoss: _asymmetric_l2, ClippedL2ValueLoss: _clipped_l2,
+    LearnedValueLoss: _learned_value_loss,
+    Adam: _adam, RAdam: _radam,
+}
+SLOT_WORDS = {"drift": "drift", "value_loss": "value loss", "optimizer": "optimizer"}
+
+
+def render(slot: str, piece: Piece, meta) -> Source:
+    """`piece` (in `slot`) as source; a piece kind without a renderer is a one-line `UserError`."""
+    renderer = RENDERERS.get(type(piece))
+    if renderer is None:
+        from metadisco.objectives.objective import PIECE_REGISTRIES
+
+        registry = PIECE_REGISTRIES[slot]
+        kinds = sorted(cls.name for cls in RENDERERS if cls.name in registry.names() and registry.get(cls.name) is cls)
+        origin = f" (from plugin {piece.plugin})" if piece.plugin else ""
+        raise UserError(f"{SLOT_WORDS[slot]} {piece.name!r}{origin} cannot be exported: export writes the "
+                        f"{SLOT_WORDS[slot]} kinds {', '.join(kinds)}")
+    return renderer(piece, meta)
