@@ -30,6 +30,7 @@ never uses, the same at every evaluation, so evaluations pair), reusing the comp
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -93,6 +94,22 @@ class PopulationFitness:
 
 # ---------------------------------------------------------------------------------------------------------
 # the problem
+
+
+@runtime_checkable
+class Problem(Protocol):
+    """What the outer loop (`metadisco.meta.step.GenerationStep`) needs of a problem, as evosax 0.3's `Problem`:
+    score a population of ES points. `MetaProblem` trains RL agents; `metadisco.meta.synthetic` has a known
+    optimum, for testing strategies and the loop in seconds."""
+
+    population_size: int
+    devices: int
+
+    def tasks_of(self, generation: int) -> list: ...
+
+    def task_keys(self, generation: int) -> list[np.ndarray]: ...
+
+    def evaluate(self, population, generation: int, baselines) -> PopulationFitness: ...
 
 
 class MetaProblem:

@@ -5,8 +5,10 @@
     es_state = tell(key_g, population, scored.told, es_state)   # `to_minimise` fixes the sign, here only
 
 `GenerationStep` is the strategy half (init / ask / tell / mean, jitted and replicated over the mesh, the
-`metadisco.meta.strategy` wrapper of an evosax strategy) joined to the problem half (`MetaProblem`: the tasks,
-their keys and compiled population programs, fitness and the scores of one fixed point). Hooks that run after
+`metadisco.meta.strategy` wrapper of an evosax strategy) joined to a problem half, any `metadisco.meta.problem.Problem`
+(as evosax 0.3's `Problem.eval` composes with any strategy): by default the config's `MetaProblem` (the tasks,
+their keys and compiled population programs, fitness and the scores of one fixed point); a test or a user can
+pass another, e.g. `metadisco.meta.synthetic.QuadraticProblem`, a known optimum in seconds. Hooks that run after
 each tell (score the mean, validate, write, checkpoint) live in `metadisco.meta.hooks`; the run directory,
 baselines and logging in `metadisco.runs.rundir`, `metadisco.meta.baselines` and `metadisco.meta.loop`.
 
@@ -26,10 +28,9 @@ import numpy as np
 
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import to_minimise
-from metadisco.meta.problem import MetaProblem, generation_keys
+from metadisco.meta.problem import MetaProblem, Problem, generation_keys
 from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
-from metadisco.meta.tasks import Task
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 
@@ -79,7 +80,7 @@ class GenerationKeys:
 @dataclass(frozen=True)
 class GenerationOutput:
     generation: int
-    tasks: list[Task]  # the tasks this generation trained on
+    tasks: list  # the tasks this generation trained on (`Task`s for a `MetaProblem`)
     population: Any  # the members asked for (device pytree, leaves [P, ...])
     returns: list[np.ndarray]
     fitness: np.ndarray  # reported: the normalised mean over tasks (`PopulationFitness.fitness`)
@@ -113,7 +114,7 @@ class GenerationStep:
         save_objective("mine.msgpack", step.objective, meta)
     """
 
-    def __init__(self, config: MetaConfig, mesh=None):
+    def __init__(self, config: MetaConfig, mesh=None, problem: Problem | None = None):
         self.config = config
         self.objective = config.objective
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
@@ -135,8 +136,8 @@ class GenerationStep:
         self._mean = jax.jit(strategy.mean, out_shardings=rep)
         # PPO on the same seed keys: every learned piece at zero is the handcrafted baseline exactly, at each
         # task's own hyperparameters (units zero).
-        self.problem = MetaProblem(config, self.mesh, self.hyper, self.hyper.point(self.objective.zero_meta()),
-                                   self.base_key)
+        self.problem: Problem = problem if problem is not None else MetaProblem(
+            config, self.mesh, self.hyper, self.hyper.point(self.objective.zero_meta()), self.base_key)
 
     population_size = property(lambda self: self.problem.population_size)
     devices = property(lambda self: self.problem.devices)  # the mesh's device count
