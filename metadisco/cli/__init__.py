@@ -41,6 +41,7 @@ COMMANDS = {
     "sweep": "sweep_cmd",
     "pbt": "pbt_cmd",
     "export": "export_cmd",
+    "import": "import_cmd",
 }
 
 

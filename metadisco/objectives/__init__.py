@@ -13,6 +13,7 @@ from metadisco.objectives import (  # noqa: F401
     learned_trace,
     learned_value_loss,
     lpo,
+    open_optimizer,
     optimizer,
     trace,
     value_loss,
@@ -28,6 +29,7 @@ from metadisco.objectives.registry import (
     Drift,
     DriftInputs,
     Optimizer,
+    OptimizerContext,
     OptimizerInputs,
     Piece,
     Progress,
@@ -38,5 +40,6 @@ from metadisco.objectives.registry import (
 )
 
 __all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "TRACES", "VALUE_LOSSES", "Drift", "DriftInputs",
-           "Objective", "Optimizer", "OptimizerInputs", "Piece", "Progress", "Trace", "TraceInputs", "ValueLoss",
+           "Objective", "Optimizer", "OptimizerContext",
+           "OptimizerInputs", "Piece", "Progress", "Trace", "TraceInputs", "ValueLoss",
            "ValueLossInputs", "expression_drift", "load_objective", "save_objective"]

@@ -11,6 +11,7 @@ Every slot is called the same way, `piece(meta, inputs, progress)`:
     value_loss(meta, ValueLossInputs(value, old_value, target), progress) -> per-sample loss, same shape
     optimizer(meta, OptimizerInputs(learning_rate, max_grad_norm, total_steps), progress)
                                                                       -> an optax GradientTransformation
+                  (one with `needs_context` takes `update(..., context=OptimizerContext(...))`)
     trace(meta, TraceInputs(lam, greedy_next), progress)              -> lambda per step, the shape of greedy_next
 
 The trace slot is the TD trainer's (PQN's): the lambda with which Q(lambda) mixes the bootstrap and the longer
@@ -60,6 +61,23 @@ class OptimizerInputs(NamedTuple):
     learning_rate: Any  # a float or an optax schedule of the gradient step count
     max_grad_norm: float
     total_steps: int  # gradient steps in the whole run
+
+
+class OptimizerContext(NamedTuple):
+    """What an optimiser that declares `needs_context = True` gets at each step besides (grads, state, params), as
+    the keyword argument `context` of its `optax.GradientTransformationExtraArgs.update`. The trainer builds it
+    only for such an optimiser (OPEN, `metadisco.objectives.open_optimizer`); others never see or cost it.
+
+    activations, actor_mask and layer_proportion are pytrees with the params' structure; actor_mask and
+    layer_proportion hold Python numbers (static: the network's layout, not traced).
+    """
+
+    activations: Any  # per leaf: its layer's mean |activation| per unit over the minibatch, [units] ([1]: none)
+    actor_mask: Any  # per leaf: 1.0 on the actor's parameters, 0.0 on the critic's
+    layer_proportion: Any  # per leaf: i / (L - 1), its layer's place in its own tower (actor or critic)
+    training_proportion: jax.Array  # update n / (N - 1) (0 when N = 1)
+    batch_proportion: jax.Array  # this step's epoch e / (E - 1) within the update (0 when E = 1)
+    key: jax.Array  # this step's own randomness (e.g. OPEN's actor noise)
 
 
 @runtime_checkable
@@ -151,6 +169,8 @@ class Piece:
     # A drift's: the handcrafted method it equals at zero meta-parameters, which paired fitness is relative to
     # and meta-training's messages name (`Objective.baseline`).
     baseline: str = "PPO"
+    # An optimiser's: whether its update needs the trainer's `OptimizerContext` (activations, epoch, ...).
+    needs_context: bool = False
 
     def zero_meta(self) -> Meta:
         """The meta-parameters at which this piece equals its handcrafted baseline."""

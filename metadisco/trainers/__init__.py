@@ -27,6 +27,9 @@ def check_objective(config: TrainConfig, objective: Objective) -> None:
                             "or `trace: {kind: peng}` in the objective; this one is for ppo")
         raise UserError("this objective is a TD objective (it has a trace slot), for algorithm pqn; give "
                         "--set algorithm=pqn (or a pqn_* preset), or an objective without a trace")
+    if config.algorithm == "pqn" and getattr(objective.optimizer, "needs_context", False):
+        raise UserError(f"optimizer {objective.optimizer.name!r} reads the actor's and critic's activations, which "
+                        "only algorithm ppo gives it; use it with ppo, or another optimiser with pqn")
     if config.algorithm == "pqn" and objective.drift.learnable:
         raise UserError(f"algorithm pqn has no policy, so it never calls the drift; the learnable drift "
                         f"{objective.drift.name!r} would be evolved for nothing: use a handcrafted one (ppo)")

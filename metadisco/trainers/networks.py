@@ -99,6 +99,52 @@ def make_network(spec: EnvSpec, hidden_sizes: tuple[int, ...], activation: str) 
     return ActorCritic(spec.action_size, spec.discrete, tuple(hidden_sizes), activation)
 
 
+def _tower_layers(params) -> dict[str, tuple[bool, float]]:
+    """{layer name: (is actor, i / (L - 1))} of an ActorCritic's params: each tower's hidden layers in order,
+    then its head, then (actor, continuous actions) the log-std, as OPEN counts its separate networks' layers."""
+    names = set(params["params"])
+    out = {}
+    for actor, prefix, tail in ((True, "actor_layers_", ["policy_head", "log_std"]),
+                                (False, "critic_layers_", ["value_head"])):
+        hidden = sorted((n for n in names if n.startswith(prefix)), key=lambda n: int(n[len(prefix):]))
+        layers = hidden + [n for n in tail if n in names]
+        for i, name in enumerate(layers):
+            out[name] = (actor, i / max(len(layers) - 1, 1))
+    return out
+
+
+def optimizer_layout(params) -> tuple[dict, dict]:
+    """(actor_mask, layer_proportion) of an ActorCritic's params, pytrees like params of Python floats: 1.0 on
+    the actor's leaves, 0.0 on the critic's; i / (L - 1) of the leaf's layer in its own tower
+    (`metadisco.objectives.registry.OptimizerContext`)."""
+    layers = _tower_layers(params)
+    unknown = sorted(set(params["params"]) - set(layers))
+    if unknown:
+        raise ValueError(f"optimizer_layout: {unknown[0]!r} is neither the actor's nor the critic's")
+    mask = {"params": {n: jax.tree.map(lambda _, a=layers[n][0]: float(a), t) for n, t in params["params"].items()}}
+    prop = {"params": {n: jax.tree.map(lambda _, q=layers[n][1]: q, t) for n, t in params["params"].items()}}
+    return mask, prop
+
+
+def unit_activations(network: ActorCritic, params, intermediates) -> dict:
+    """Each layer's mean |activation| per unit over the batch, as a pytree like params (a layer's kernel and bias
+    get the same [units] vector), from `network.apply(..., capture_intermediates=True)`'s intermediates: hidden
+    layers after their activation, heads as they are (logits, value), the log-std as mean(exp(log_std)) [1]
+    (OPEN's `train.py` Actor / Critic)."""
+    act = _ACTIVATIONS[network.activation]
+    out = {}
+    for name, leaves in params["params"].items():
+        if name == "log_std":
+            out[name] = jnp.mean(jnp.exp(leaves), keepdims=True).reshape(1)
+            continue
+        y = intermediates[name]["__call__"][0]
+        if not name.endswith("_head"):
+            y = act(y)
+        unit = jnp.mean(jnp.abs(y).reshape(-1, y.shape[-1]), axis=0)
+        out[name] = jax.tree.map(lambda _, u=unit: u, leaves)
+    return {"params": out}
+
+
 class QNetwork(nn.Module):
     """obs [..., obs_dim] -> Q-values [..., num_actions]: Dense -> LayerNorm -> activation per hidden layer, then a
     linear head (PQN, Gallici, Fellows et al. 2025: LayerNorm is what keeps TD without a target network stable)."""

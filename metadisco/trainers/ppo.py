@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from metadisco.objectives import Objective, Progress
-from metadisco.objectives.registry import DriftInputs, ValueLossInputs
+from metadisco.objectives.registry import DriftInputs, OptimizerContext, ValueLossInputs
 from metadisco.rl.gae import gae
 from metadisco.rl.sgd import minibatch_epochs
 from metadisco.trainers.base import (
@@ -40,7 +40,7 @@ from metadisco.trainers.base import (
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
 from metadisco.trainers.hyper import hyper_of, is_static, static_of
-from metadisco.trainers.networks import make_network
+from metadisco.trainers.networks import make_network, optimizer_layout, unit_activations
 
 
 class Rollout(NamedTuple):
@@ -72,6 +72,9 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
     network = make_network(env.spec, config.hidden_sizes, config.activation)
     num_updates = config.num_updates
+    # An optimiser that reads activations and the epoch (OPEN) gets an `OptimizerContext` at each step; for every
+    # other one nothing of it is computed and the program is the one it always was.
+    needs_context = bool(getattr(objective.optimizer, "needs_context", False))
 
     def vec_env(hyper: Hyper):
         return trainer_envs(env, config, hyper)
@@ -80,7 +83,11 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return trainer_optimizer(objective, config, meta, hyper)
 
     def loss_fn(params, batch: Batch, meta, hyper: Hyper, progress: Progress):
-        policy, value = network.apply(params, batch.obs)
+        if needs_context:
+            (policy, value), captured = network.apply(params, batch.obs, capture_intermediates=True,
+                                                      mutable=["intermediates"])
+        else:
+            policy, value = network.apply(params, batch.obs)
         log_prob = policy.log_prob(batch.action)
         log_ratio = log_prob - batch.log_prob
         ratio = jnp.exp(log_ratio)
@@ -94,7 +101,22 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         total = actor_loss + hyper.vf_coef * value_loss - hyper.ent_coef * entropy
         approx_kl = jnp.mean((ratio - 1.0) - log_ratio)
         aux = (actor_loss, value_loss, entropy, approx_kl, jnp.mean(drift > 0))
+        if needs_context:  # each layer's mean |activation| per unit, for the optimiser's context
+            aux += (unit_activations(network, params, captured["intermediates"]),)
         return total, aux
+
+    def context_args(state: TrainState):
+        """`update_extra_args` of `minibatch_epochs` for an optimiser with `needs_context`, else None."""
+        if not needs_context:
+            return None
+        mask, layers = optimizer_layout(state.params)
+        training = state.update.astype(jnp.float32) / max(num_updates - 1, 1)
+
+        def extra_args(aux, epoch, key):
+            batch_prop = epoch.astype(jnp.float32) / max(config.update_epochs - 1, 1)
+            return {"context": OptimizerContext(aux[5], mask, layers, training, batch_prop, key)}
+
+        return extra_args
 
     def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
         return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
@@ -143,8 +165,9 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
             key, epoch_key = jax.random.split(state.key)
             params, opt_state, aux = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
-                                                      optimizer, config.update_epochs, config.num_minibatches)
-            actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux)
+                                                      optimizer, config.update_epochs, config.num_minibatches,
+                                                      context_args(state))
+            actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux[:5])
             metrics = Metrics(actor_loss=actor_loss, value_loss=value_loss, entropy=entropy, approx_kl=approx_kl,
                               drift_active=drift_active, **update_metrics(episodes))
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics

@@ -1,0 +1,96 @@
+"""metadisco import: turn another project's saved learned piece into a metadisco objective file.
+
+    metadisco import --format open FILE.npy --out OBJECTIVE.msgpack
+
+`--format open`: a flat float32 vector of OPEN's meta-parameters (Goldie et al., NeurIPS 2024; its released
+`rl_optimizer/pretrained/*_OPEN.npy`, or any `curr_param_N.npy` its training saved), unflattened in OPEN's own
+order into the `open` optimiser (`metadisco.objectives.open_optimizer`); drift and value loss are PPO's, as in
+OPEN's inner loop. 1,211 numbers are OPEN's default sizes (GRU 8, hidden 16), 3,571 its `--larger` (16, 32).
+"""
+
+from __future__ import annotations
+
+import io
+
+MAX_NPY_BYTES = 2**24  # OPEN's vectors are 5 to 15 kB; anything near this is not one
+
+
+def add_parser(sub, name):
+    p = sub.add_parser(name, help="import another project's learned piece (OPEN's optimiser .npy) as an objective file")
+    p.add_argument("file", metavar="FILE", help="the file to import (--format open: a .npy vector)")
+    p.add_argument("--format", required=True, choices=("open",),
+                   help="open: OPEN's learned optimiser, a flat .npy vector (Goldie et al., NeurIPS 2024)")
+    p.add_argument("--out", required=True, metavar="OBJECTIVE", help="objective file to write (.msgpack)")
+    p.set_defaults(run=run)
+
+
+def read_npy_vector(path: str):
+    """A .npy file's 1-D vector of finite numbers as float32, or a one-line `UserError` naming what is wrong."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from metadisco.core.errors import UserError
+    from metadisco.core.io import os_error, read_bytes
+
+    file = Path(path)
+    if not file.exists():
+        raise UserError(f"no file {path!r}")
+    try:
+        size = file.stat().st_size
+    except OSError as e:
+        raise os_error(e, "read", file) from None
+    if size > MAX_NPY_BYTES:
+        raise UserError(f"{path!r} is {size:,} bytes; an OPEN .npy vector is a few kB (at most {MAX_NPY_BYTES:,})")
+    data = read_bytes(file, "file")
+    if not data.startswith(b"\x93NUMPY"):
+        raise UserError(f"{path!r} is not a .npy file (no NUMPY header); give the vector OPEN saved with numpy.save")
+    try:
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception as e:  # not a .npy (or a pickled object array, refused: loading it could run code)
+        raise UserError(f"{path!r} is not a .npy array file ({type(e).__name__}: {e}); give the vector OPEN "
+                        "saved with numpy.save") from None
+    if not isinstance(array, np.ndarray):  # an .npz archive
+        raise UserError(f"{path!r} is an .npz archive, not a .npy array; give one vector (numpy.save)")
+    if array.dtype.kind not in "fiu":
+        raise UserError(f"{path!r} holds {array.dtype} values, not numbers")
+    if array.ndim != 1:
+        raise UserError(f"{path!r} holds an array of shape {array.shape}; OPEN saves a flat vector (1-D)")
+    values = array.astype(np.float32)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise UserError(f"{path!r} holds {int(bad.sum()):,} non-finite value(s) (first at index "
+                        f"{int(np.argmax(bad))}: {values[bad][0]}); meta-parameters must be finite numbers")
+    return values
+
+
+def open_objective(vector):
+    """(Objective with OPEN's optimiser at the sizes `vector`'s length implies, its meta-parameters)."""
+    from metadisco.core.errors import UserError
+    from metadisco.objectives import OPTIMIZERS, Objective
+    from metadisco.objectives.open_optimizer import meta_from_vector, meta_size, sizes_for_length
+
+    sizes = sizes_for_length(vector.size)
+    if sizes is None:
+        raise UserError(f"an OPEN vector has {meta_size(8, 16):,} numbers (GRU 8, hidden 16) or "
+                        f"{meta_size(16, 32):,} (--larger: GRU 16, hidden 32); this one has {vector.size:,}")
+    gru, hidden = sizes
+    objective = Objective(optimizer=OPTIMIZERS.make("open", gru=gru, hidden=hidden))
+    meta = objective.zero_meta()
+    meta["optimizer"] = meta_from_vector(vector, gru, hidden)
+    return objective, meta
+
+
+def run(args) -> int:
+    import numpy as np
+
+    from metadisco.objectives import save_objective
+
+    vector = read_npy_vector(args.file)
+    objective, meta = open_objective(vector)
+    path = save_objective(args.out, objective, meta)
+    norm = float(np.linalg.norm(vector.astype(np.float64)))
+    opt = objective.optimizer
+    print(f"wrote {path}: optimizer 'open' (gru {opt.gru}, hidden {opt.hidden}), {vector.size:,} meta-parameters "
+          f"from {args.file}, norm {norm:.6g}")
+    return 0
