@@ -32,6 +32,8 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
             timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
             rules: Rules | None = None) -> tuple[list[Method], list[str], dict]:
     """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training."""
+    from dataclasses import replace
+
     from metadisco.core.coerce import INT32_MAX, check_int, check_seed
     from metadisco.core.errors import UserError
     from metadisco.core.limits import check_trainer_fits
@@ -69,6 +71,8 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     # Check everything the user typed before the first (long) training call.
     configs = {name: resolve_config(env, preset, overrides, budget or timesteps, algorithms[0])
                for name, (env, budget) in zip(envs, budgets, strict=True)}
+    if rules is not None and rules.eval_episodes:  # every trained agent then plays them (trainers.greedy)
+        configs = {name: replace(c, eval_episodes=rules.eval_episodes) for name, c in configs.items()}
     for env, config in configs.items():
         check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
         for point in (rules.grid() if rules else []):
@@ -202,8 +206,7 @@ class _Plan:
                 config = with_values(self.configs[env], point, "--tune") if point else self.configs[env]
                 seeds = seed_keys(self.num_seeds, self.seed) if seed_set == "score" \
                     else selection_keys(self.num_seeds, self.seed)
-                trained = train_group(env_of(env), methods, config, seeds, self.devices, index,
-                                      self.rules.eval_episodes)
+                trained = train_group(env_of(env), methods, config, seeds, self.devices, index)
                 for m, key in zip(methods, keys, strict=True):
                     store.put(key, run_record(trained[m.label]))
             progress.update(1)

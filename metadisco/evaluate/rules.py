@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metadisco.core.errors import UserError
+from metadisco.trainers.greedy import DEFAULT_EVAL_EPISODES
 
 SCORES = ("final_return", "mean_return", "eval_return")
 TUNE_RULES = ("fresh_seeds", "same_seeds")
-DEFAULT_EVAL_EPISODES = 16  # DiscoBench's and OPEN's count per trained agent
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ structures (e.g. `ppo` and `dpo`, whose drifts are different functions) cannot s
 each such group is its own call. Every call gets the same [num_seeds] keys from `seed_keys(num_seeds, seed)`:
 seed i of every method starts from the same network initialisation and sees the same environment randomness.
 
-With `eval_episodes` > 0 each trained agent also plays that many deterministic episodes (its mode,
-`metadisco.trainers.greedy`), from a key folded from its seed key, inside the same compiled call.
+With a config whose `eval_episodes` > 0 each trained agent also plays that many deterministic episodes (its mode,
+`metadisco.trainers.greedy`) inside the same compiled call; their mean is the run's `eval_return`.
 A `MethodRun` goes to and from a cell record (`run_record`, `run_from_record`) bit for bit, so an evaluation's
 summary can be computed from its cells alone (`metadisco.core.cells`).
 """
@@ -32,7 +32,6 @@ from metadisco.parallel import sharding
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_trainer
 from metadisco.trainers.config import TrainConfig
-from metadisco.trainers.greedy import EVAL_STREAM, make_greedy_returns
 from metadisco.trainers.hyper import hyper_of, static_of
 from metadisco.trainers.metrics import diverged, reduce_fitness
 
@@ -55,17 +54,9 @@ class MethodRun:
     key_data: np.ndarray  # [num_seeds, ...] uint32: the raw PRNG keys this method was trained with
     group: int  # index of the compiled call it ran in
     seconds: float  # wall time of that call, compilation included
-    # [num_seeds, episodes] returns of the deterministic evaluation episodes (the agent's mode); None if not played
-    eval_episodes: np.ndarray | None = None
-
-    @property
-    def eval_return(self) -> np.ndarray:
-        """[num_seeds] mean return of the deterministic episodes (NaN where a seed diverged or none was played)."""
-        if self.eval_episodes is None:
-            return np.full(self.final_return.shape, np.nan)
-        with np.errstate(invalid="ignore"):
-            means = np.mean(self.eval_episodes.astype(np.float64), axis=-1)
-        return np.where(self.diverged, np.nan, means)
+    # [num_seeds] mean return of the deterministic evaluation episodes (the agent's mode), NaN where diverged;
+    # None when none were played
+    eval_return: np.ndarray | None = None
 
 
 def run_record(run: MethodRun) -> dict:
@@ -75,7 +66,7 @@ def run_record(run: MethodRun) -> dict:
             "final_return": pack_array(run.final_return), "mean_return": pack_array(run.mean_return),
             "diverged": pack_array(run.diverged), "key_data": pack_array(run.key_data), "group": run.group,
             "seconds": run.seconds,
-            "eval_episodes": None if run.eval_episodes is None else pack_array(run.eval_episodes)}
+            "eval_return": None if run.eval_return is None else pack_array(run.eval_return)}
 
 
 def run_from_record(record: dict) -> MethodRun:
@@ -84,7 +75,7 @@ def run_from_record(record: dict) -> MethodRun:
                      unpack_array(record["final_return"]), unpack_array(record["mean_return"]),
                      unpack_array(record["diverged"]), unpack_array(record["key_data"]), int(record["group"]),
                      float(record["seconds"]),
-                     None if record.get("eval_episodes") is None else unpack_array(record["eval_episodes"]))
+                     None if record.get("eval_return") is None else unpack_array(record["eval_return"]))
 
 
 def group_methods(methods: list[Method]) -> list[list[Method]]:
@@ -98,21 +89,11 @@ def group_methods(methods: list[Method]) -> list[list[Method]]:
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled(static: TrainConfig, env, objective, devices: tuple, eval_episodes: int = 0):
+def _compiled(static: TrainConfig, env, objective, devices: tuple):
     """The trainer's metrics over a leading run axis of (keys, meta-parameters), split over `devices`, with
-    hyperparameters shared by the runs; `static` is a static config (`metadisco.trainers.hyper.static_of`).
-    With `eval_episodes`: (metrics, [runs, eval_episodes] returns of the trained agents' deterministic episodes)."""
-    trainer = make_trainer(static, env, objective)
-    if not eval_episodes:
-        train = trainer.train
-        return sharding.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
-    play = make_greedy_returns(static, env, eval_episodes)
-
-    def train_and_play(key, meta, hyper):
-        state, metrics = trainer.step(trainer.init(key, meta, hyper), trainer.num_updates)
-        return metrics, play(state.params, jax.random.fold_in(key, EVAL_STREAM), state.env_state)
-
-    return sharding.shard_runs(train_and_play, devices, (0, 0, None))
+    hyperparameters shared by the runs; `static` is a static config (`metadisco.trainers.hyper.static_of`)."""
+    train = make_trainer(static, env, objective).train
+    return sharding.shard_runs(lambda key, meta, hyper: train(key, meta, hyper).metrics, devices, (0, 0, None))
 
 
 def _by_method(tree, num_methods: int, num_seeds: int):
@@ -120,7 +101,7 @@ def _by_method(tree, num_methods: int, num_seeds: int):
     return jax.tree.map(lambda x: x.reshape(num_methods, num_seeds, *x.shape[1:]), tree)
 
 
-def group_program(env, group: list[Method], config: TrainConfig, keys, devices, eval_episodes: int = 0) -> tuple:
+def group_program(env, group: list[Method], config: TrainConfig, keys, devices) -> tuple:
     """(compiled function, its placed arguments) of one group of methods (`group_methods`) on `env` with seed
     `keys`: run m * S + s trains method m with seed s, split over (at most one run per) `devices`."""
     num_seeds = len(keys)
@@ -129,7 +110,7 @@ def group_program(env, group: list[Method], config: TrainConfig, keys, devices, 
     run_meta = jax.tree.map(lambda *xs: np.repeat(np.stack([np.asarray(x) for x in xs]), num_seeds, axis=0),
                             *(m.meta for m in group))
     run_keys = np.tile(np.asarray(keys), (len(group),) + (1,) * (np.ndim(keys) - 1))
-    fn = _compiled(static_of(config), env, group[0].objective, used, eval_episodes)
+    fn = _compiled(static_of(config), env, group[0].objective, used)
     return fn, sharding.place((run_keys, run_meta, hyper_of(config)), used, (0, 0, None))
 
 
@@ -139,8 +120,8 @@ def key_data_of(keys) -> np.ndarray:
         else np.asarray(keys)
 
 
-def train_group(env_id: str, group: list[Method], config: TrainConfig, keys, devices, index: int = 0,
-                eval_episodes: int = 0) -> dict[str, MethodRun]:
+def train_group(env_id: str, group: list[Method], config: TrainConfig, keys, devices, index: int = 0
+                ) -> dict[str, MethodRun]:
     """One compiled call: every method of `group` (`group_methods`) with every seed key of `keys` on `env_id`;
     {label: MethodRun}. `index` is recorded as the call's number."""
     env = make_env(env_id)
@@ -148,13 +129,11 @@ def train_group(env_id: str, group: list[Method], config: TrainConfig, keys, dev
     num_seeds = len(keys)
     count = len(group) * num_seeds
     start = time.perf_counter()
-    fn, args = group_program(env, group, config, keys, devices, eval_episodes)
+    fn, args = group_program(env, group, config, keys, devices)
     out = jax.block_until_ready(fn(*args))
     seconds = time.perf_counter() - start
-    metrics, episodes = out if eval_episodes else (out, None)
-    metrics = _by_method(sharding.gather(metrics, count), len(group), num_seeds)
-    if episodes is not None:
-        episodes = np.asarray(_by_method(sharding.gather(episodes, count), len(group), num_seeds))
+    metrics = _by_method(sharding.gather(out, count), len(group), num_seeds)
+    played = None if metrics.eval_return is None else np.asarray(reduce_fitness("eval_return", metrics, 0.0))
     returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
     areas = np.asarray(reduce_fitness("mean_return", metrics, config.final_window))
     failed = np.asarray(diverged(metrics))
@@ -162,12 +141,12 @@ def train_group(env_id: str, group: list[Method], config: TrainConfig, keys, dev
     key_data = key_data_of(keys)
     return {m.label: MethodRun(EpisodeCurves(curves.episode_return[i], curves.episode_count[i]), returns[i],
                                areas[i], failed[i], key_data, index, seconds,
-                               None if episodes is None else episodes[i])
+                               None if played is None else played[i])
             for i, m in enumerate(group)}
 
 
 def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds: int, seed: int = 0,
-              progress=None, devices=None, eval_episodes: int = 0) -> dict[str, MethodRun]:
+              progress=None, devices=None) -> dict[str, MethodRun]:
     """Train `num_seeds` seeds of every method on `env_id`; {label: MethodRun} in the order of `methods`.
 
     The runs are sharded over `devices` (default: every device of this process). `progress`, if given, is a
@@ -179,7 +158,7 @@ def train_env(env_id: str, methods: list[Method], config: TrainConfig, num_seeds
     for index, group in enumerate(group_methods(methods)):
         if progress is not None:
             progress.set_postfix_str(f"{env_id}: {', '.join(m.label for m in group)}")
-        runs.update(train_group(env_id, group, config, keys, devices, index, eval_episodes))
+        runs.update(train_group(env_id, group, config, keys, devices, index))
         if progress is not None:
             progress.update(1)
     return {m.label: runs[m.label] for m in methods}

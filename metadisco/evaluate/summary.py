@@ -31,7 +31,8 @@ REFERENCE = "ppo"  # the method scores are normalised by
 
 def scores_of(run: MethodRun, score: str) -> np.ndarray:
     """[seeds] the run's `score` (one of `metadisco.evaluate.rules.SCORES`), NaN where a seed has none."""
-    return getattr(run, score)
+    values = getattr(run, score)
+    return np.full(run.final_return.shape, np.nan) if values is None else values
 
 
 def seed_status(run: MethodRun) -> list[str]:

@@ -19,7 +19,8 @@
     strategy:       {name, population_size, sigma_init, lr, ...}             the evosax strategy (strategy.py)
     hyper:          {lr: {scale: log}, ...}         trainer settings evolved beside the objective, as offsets
                                                     from each task's own values (hyper_search.py)
-    fitness:        final_return | mean_return
+    fitness:        final_return | mean_return | eval_return (deterministic episodes of the trained agent's
+                    mode, DiscoBench's score; each task plays train.eval_episodes of them, 16 unless set)
     generations, seed, eval_every, checkpoint_every, baseline_seeds, start, start_scale
     held_out_envs:  [ids]   envs meta-training never touches (read by evaluation); `ID@TIMESTEPS` gives an env
                             its own evaluation budget

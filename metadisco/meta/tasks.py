@@ -22,6 +22,7 @@ from metadisco.objectives import Objective
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import AXIS
 from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.greedy import DEFAULT_EVAL_EPISODES
 from metadisco.trainers.hyper import hyper_of, stack, static_of, with_values
 from metadisco.trainers.metrics import reduce_fitness
 
@@ -92,6 +93,8 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
                 train_config = resolve_config(cfg.env, cfg.preset, cfg.train, timesteps, objective.algorithm)
             except UserError as e:
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
+            if fitness == "eval_return" and not train_config.eval_episodes:  # the fitness needs them played
+                train_config = replace(train_config, eval_episodes=DEFAULT_EVAL_EPISODES)
             cache_key = (static_of(train_config), cfg.env, objective, fitness, task_mesh)
             if cache_key not in _PROGRAMS:
                 train = make_trainer(static_of(train_config), make_env(cfg.env), objective).train

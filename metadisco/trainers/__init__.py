@@ -39,15 +39,22 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """The steppable `Trainer(init, step, train, num_updates)` (`metadisco.trainers.base`) of `config.algorithm`:
     the one entry point every caller uses. `config` is a full config or a static one
     (`metadisco.trainers.hyper.static_of`, whose functions then need `hyper`);
-    `train(key, meta_params, hyper=None) -> TrainResult` for every algorithm."""
+    `train(key, meta_params, hyper=None) -> TrainResult` for every algorithm; with `config.eval_episodes` it also
+    plays that many deterministic episodes after training (`metadisco.trainers.greedy.with_evaluation`)."""
     check_objective(config, objective)
     if config.algorithm == "pqn":
         from metadisco.trainers.pqn import make_pqn_trainer
 
-        return make_pqn_trainer(config, env, objective)
-    from metadisco.trainers.ppo import make_ppo_trainer
+        trainer = make_pqn_trainer(config, env, objective)
+    else:
+        from metadisco.trainers.ppo import make_ppo_trainer
 
-    return make_ppo_trainer(config, env, objective)
+        trainer = make_ppo_trainer(config, env, objective)
+    if config.eval_episodes:
+        from metadisco.trainers.greedy import with_evaluation
+
+        trainer = with_evaluation(trainer, config, env)
+    return trainer
 
 
 def make_train(config: TrainConfig, env, objective: Objective) -> Callable[..., TrainResult]:

@@ -23,6 +23,7 @@ class Metrics(NamedTuple):
     episode_count:  how many episodes finished during the update.
     achievements:   [num_updates, num_achievements] fraction of those episodes that unlocked each achievement,
                     for envs that report them (Craftax); None otherwise (`metadisco.trainers.episodes`).
+    eval_return:    [num_updates] deterministic episodes' mean return, at the last update (see the field).
     """
 
     episode_return: jax.Array
@@ -34,6 +35,10 @@ class Metrics(NamedTuple):
     approx_kl: jax.Array
     drift_active: jax.Array  # fraction of samples where the drift is > 0
     achievements: jax.Array | None = None
+    # [num_updates] the mean return of the deterministic evaluation episodes played after training
+    # (`TrainConfig.eval_episodes`, `metadisco.trainers.greedy`), at the last update; NaN before it. None when
+    # none are played (and in the metrics of `Trainer.step`, which never plays them).
+    eval_return: jax.Array | None = None
 
 
 class TrainResult(NamedTuple):

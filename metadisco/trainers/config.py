@@ -77,6 +77,9 @@ class TrainConfig:
     # steps differently, so the numbers differ in their last bits (and a run's path with them), and on this CPU it
     # was slower (results/bench/levers_cpu.json: 0.96x at 4).
     rollout_unroll: int = 1
+    # Deterministic evaluation episodes each trained agent plays after training (its mode; DiscoBench's and OPEN's
+    # score, `metadisco.trainers.greedy`), reported as `Metrics.eval_return` and the `eval_return` fitness. 0: none.
+    eval_episodes: int = 0
     # PQN: epsilon decays linearly from eps_start to eps_finish over the first eps_decay of the updates; rewards
     # are multiplied by reward_scale in the TD targets (not in the logged returns).
     eps_start: float = 1.0
@@ -126,6 +129,9 @@ class TrainConfig:
         if not all(getattr(self, name) is None for name in Hyper._fields):
             self._validate_hyper()
         check_float("final_window", self.final_window, 0.0, 1.0, lo_open=True)
+        if not is_number(self.eval_episodes) or self.eval_episodes < 0:
+            raise UserError(f"eval_episodes must be a whole number >= 0, got {shorten(self.eval_episodes)}")
+        check_int("eval_episodes", self.eval_episodes, 0, MAX_EVAL_EPISODES, "episodes played at once")
         for name in ("anneal_lr", "normalize_obs", "normalize_reward"):
             if not isinstance(getattr(self, name), bool):
                 raise UserError(f"{name} must be true or false, got {shorten(getattr(self, name))}")
@@ -162,6 +168,7 @@ class TrainConfig:
 
 
 ACTIVATIONS = ("tanh", "relu")
+MAX_EVAL_EPISODES = 4096
 ALGORITHMS = ("ppo", "pqn")
 # Settings only one algorithm reads: under the other they must keep their defaults.
 OWN_SETTINGS = {"ppo": {"other": ("eps_start", "eps_finish", "eps_decay", "reward_scale")},
@@ -287,7 +294,12 @@ def apply_overrides(config: TrainConfig, overrides) -> TrainConfig:
 
 
 def config_to_dict(config: TrainConfig) -> dict:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
+    """The config as plain data. `eval_episodes` appears only when set: the records of every config that plays
+    no evaluation episodes (baseline-cache keys, eval.json settings) stay as they were before the field existed."""
+    out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
+    if not out["eval_episodes"]:
+        del out["eval_episodes"]
+    return out
 
 
 def train_settings(value: Any, path: str) -> Settings:

@@ -10,7 +10,9 @@ reports their mean; OPEN's `eval.py` does the same).
     play = make_greedy_returns(config, env, num_episodes=16)
     returns = play(params, key, env_state)     # [num_episodes]; env_state: the trainer's final one
 
-Shapes: `params` one agent's; `key` one PRNG key; the result [num_episodes] float32.
+Shapes: `params` one agent's; `key` one PRNG key; the result [num_episodes] float32. Every trainer plays them
+when its config says so (`TrainConfig.eval_episodes`, `with_evaluation`, applied by `make_trainer`): their mean
+is `Metrics.eval_return` at the last update, and the `eval_return` fitness.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ import jax.numpy as jnp
 
 from metadisco.envs.core import VecEnv
 from metadisco.envs.wrappers import NormState, RunningMoments
+from metadisco.trainers.base import Trainer, TrainResult
 from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.networks import make_network, make_q_network
 
+DEFAULT_EVAL_EPISODES = 16  # DiscoBench's and OPEN's count per trained agent
 MAX_EPISODE_STEPS = 100_000  # every built-in env has a time limit far below this; a plugin's may not
 EVAL_STREAM = 0x6576616C  # "eval": the evaluation episodes' key is fold_in(training key, EVAL_STREAM)
 
@@ -100,3 +104,19 @@ def make_greedy_returns(config: TrainConfig, env, num_episodes: int, max_steps: 
         return jnp.where(final.done, final.returns, jnp.nan)
 
     return play
+
+
+def with_evaluation(trainer: Trainer, config: TrainConfig, env) -> Trainer:
+    """`trainer` whose `train` also plays `config.eval_episodes` deterministic episodes with the trained agent
+    (from `fold_in(key, EVAL_STREAM)`, so the training itself is untouched) and reports their mean as
+    `Metrics.eval_return`: [num_updates], NaN but at the last update (NaN there too where an episode did not end).
+    `init` and `step` are the trainer's own."""
+    play = make_greedy_returns(config, env, config.eval_episodes)
+
+    def train(key: jax.Array, meta_params, hyper=None) -> TrainResult:
+        state, metrics = trainer.step(trainer.init(key, meta_params, hyper), trainer.num_updates)
+        mean = jnp.mean(play(state.params, jax.random.fold_in(key, EVAL_STREAM), state.env_state))
+        last = jnp.arange(trainer.num_updates) == trainer.num_updates - 1
+        return TrainResult(metrics._replace(eval_return=jnp.where(last, mean, jnp.nan)), state.params)
+
+    return trainer._replace(train=train)

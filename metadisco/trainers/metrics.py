@@ -53,8 +53,17 @@ def mean_return(metrics: Metrics, window: float | None = None) -> jnp.ndarray:
     return jnp.where(diverged(metrics), jnp.nan, _window_mean(metrics, 0))
 
 
+def eval_return(metrics: Metrics, window: float | None = None) -> jnp.ndarray:
+    """The mean return of the deterministic evaluation episodes played after training (the agent's mode;
+    DiscoBench's and OPEN's score), NaN where the run diverged. Needs a config with `eval_episodes` > 0 (without,
+    a ValueError: the program never played them). `window` is ignored."""
+    if metrics.eval_return is None:
+        raise ValueError("eval_return needs deterministic evaluation episodes: train with eval_episodes > 0")
+    return jnp.where(diverged(metrics), jnp.nan, metrics.eval_return[..., -1])
+
+
 # Every fitness is `fn(metrics, window)`: the one call shape `reduce_fitness` relies on.
-FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return}
+FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return, "eval_return": eval_return}
 
 
 def reduce_fitness(name: str, metrics: Metrics, final_window: float) -> jnp.ndarray:

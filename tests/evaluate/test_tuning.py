@@ -14,12 +14,9 @@ from metadisco.cli import main
 from metadisco.cli.evaluate_cmd import SCORE_CHOICES, TUNE_RULE_CHOICES
 from metadisco.core.cells import CellStore, pack_array, unpack_array
 from metadisco.core.errors import UserError
-from metadisco.envs import make_env
 from metadisco.evaluate import Rules, evaluate, selection_keys
 from metadisco.evaluate.rules import SCORES, TUNE_RULES, best_point, choice_key, parse_tune
-from metadisco.runs.seeds import resolve_config, seed_keys
-from metadisco.trainers.greedy import make_greedy_returns
-from metadisco.trainers.networks import make_network
+from metadisco.runs.seeds import seed_keys
 
 ENV = "CartPole-v1"
 SEEDS = 3
@@ -107,34 +104,6 @@ def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
     (tmp_path / "cells" / CellStore.file_name("a")).write_text("{\"key\": \"a\"")
     with pytest.raises(UserError, match="damaged JSON file"):
         CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
-
-
-def test_greedy_episodes_follow_the_env_by_hand():
-    """A policy that always prefers action 0 (a hand-set head), played greedily, scores what stepping the env by
-    hand with action 0 and the same keys scores, episode by episode."""
-    config = resolve_config(ENV, None, TINY, TIMESTEPS)
-    env = make_env(ENV)
-    network = make_network(env.spec, config.hidden_sizes, config.activation)
-    params = network.init(jax.random.PRNGKey(0), np.zeros((1, *env.spec.obs_shape), np.float32))
-    head = params["params"]["policy_head"]
-    params["params"]["policy_head"] = {"kernel": np.zeros_like(head["kernel"]), "bias": np.array([1.0, 0.0])}
-    play = jax.jit(make_greedy_returns(config, env, 5))
-    for seed in range(3):
-        key = jax.random.PRNGKey(seed)
-        returns = np.asarray(play(params, key, None))
-        reset_key, key = jax.random.split(key)
-        states = [env.reset(k)[1] for k in jax.random.split(reset_key, 5)]
-        expected = np.zeros(5)
-        done = np.zeros(5, bool)
-        while not done.all():
-            key, step_key = jax.random.split(key)
-            for i, k in enumerate(jax.random.split(step_key, 5)):
-                states[i], out = env.step(k, states[i], 0)
-                if not done[i]:
-                    expected[i] += float(out.reward)
-                    done[i] = bool(out.terminated | out.truncated)
-        np.testing.assert_array_equal(returns, expected)
-        assert np.all(returns >= 1) and np.all(returns < 50)  # always pushing left ends CartPole fast
 
 
 def test_reported_runs_are_the_chosen_cells(tuned):
