@@ -78,6 +78,12 @@ def run(args) -> int:
         "config": config_to_dict(config),
         "return_curve": curve,  # per update, mean over seeds of finished-episode returns
     }
+    if result.metrics.eval_return is not None:  # --set eval_episodes=N: the trained agents' deterministic episodes
+        from metadisco.trainers.metrics import reduce_fitness
+
+        played = np.asarray(reduce_fitness("eval_return", result.metrics, config.final_window))
+        summary["eval_return"] = played  # per seed: mean return of its eval_episodes episodes of the policy's mode
+        summary["eval_return_mean"] = float(np.nanmean(played)) if np.isfinite(played).any() else None
     if result.metrics.achievements is not None:  # Craftax: the fraction of episodes unlocking each achievement
         names = getattr(make_env(args.env), "achievement_names", None)
         window = max(1, round(config.final_window * config.num_updates))
