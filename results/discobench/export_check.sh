@@ -5,7 +5,7 @@
 # deterministic-episode scores (16 episodes of the policy's mode per agent, DiscoBench's score) should agree
 # within the CIs.
 #
-# WRITTEN, NOT RUN (the lead decides whether and when). Reduced budget, declared here before any run:
+# Reduced budget, declared here before any run (session 18):
 #   envs     MinAtar/Breakout and MinAtar/SpaceInvaders (DiscoBench's ids; metadisco's Breakout-MinAtar, ...)
 #   budget   TIMESTEPS=1,000,000 env steps per agent (DiscoBench's protocol: 1e7), SEEDS=4 seeds (its: 8),
 #            one learning rate, LR_INDEX=4 of DiscoBench's grid linspace(1e-3, 1e-2, 10), i.e. 5e-3 (its: all 10)
@@ -108,4 +108,8 @@ METADISCO_ENVS=$(for e in $ENVS; do printf '%s-MinAtar,' "${e#MinAtar/}"; done |
 "$METADISCO" evaluate ppo --envs "$METADISCO_ENVS" --seeds "$SEEDS" --timesteps "$TIMESTEPS" --baselines dpo \
   --set "lr=$LR" --score eval_return --out "$WORK/metadisco_eval" | tee "$WORK/metadisco_eval.log"
 
-echo "DiscoBench: $WORK/discobench.log   metadisco: $WORK/metadisco_eval/eval.md"
+# 5. The record (results/discobench/): both logs, metadisco's tables, and the comparison per env and method.
+OUT="$ROOT/results/discobench"
+cp "$WORK/discobench.log" "$OUT/discobench.log"
+cp "$WORK/metadisco_eval/eval.json" "$WORK/metadisco_eval/eval.md" "$OUT/"
+"$ROOT/.venv/bin/python" "$OUT/compare.py" "$OUT/discobench.log" "$OUT/eval.json" | tee "$OUT/compare.txt"
