@@ -25,7 +25,9 @@ TIMESTEPS="${TIMESTEPS:-1000000}"
 SEEDS="${SEEDS:-4}"
 LR_INDEX="${LR_INDEX:-4}"
 ENVS="${ENVS:-MinAtar/Breakout MinAtar/SpaceInvaders}"
-PY312="${PY312:-$(command -v python3.12 || echo "$(pyenv root)/versions/$(pyenv versions --bare | grep '^3\.12' | head -1)/bin/python")}"
+# pyenv's 3.12 first: a pyenv shim named python3.12 exists even where that version is not selected, and fails.
+PY312="${PY312:-$(ls -d "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python 2>/dev/null | head -1)}"
+PY312="${PY312:-$(command -v python3.12)}"
 METADISCO="$ROOT/.venv/bin/metadisco"
 mkdir -p "$WORK"
 
