@@ -26,7 +26,11 @@ def add_parser(sub, name):
     p.add_argument("--repeats", type=positive_int("--repeats"), default=4,
                    help="blocks of the config's seeds per member (default 4: 4 x seeds runs of each member)")
     add_baseline_cache_option(p)
-    p.add_argument("--out", default=None, help="also write the figures as JSON to this file")
+    p.add_argument("--out", default=None, help="also write the figures as JSON to this file; each finished block is "
+                                               "kept in FILE.cells/ as it finishes")
+    p.add_argument("--resume", action="store_true",
+                   help="finish the probe whose blocks FILE.cells/ holds (only missing blocks train; the report is "
+                        "the one an uninterrupted probe writes); needs --out")
     add_distributed_option(p)
     p.set_defaults(run=run)
 
@@ -53,9 +57,24 @@ def run(args) -> int:
         f"{len(meta_run.problem.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
     if note := horizon_note(config):
         say(note)
+    store = None
+    if args.out:
+        from pathlib import Path
+
+        from metadisco.core.cells import CellStore
+        from metadisco.core.io import check_output_file
+
+        check_output_file(args.out)
+        settings = {"config": config.to_dict(), "repeats": args.repeats, "devices": int(meta_run.mesh.devices.size)}
+        store = CellStore(Path(f"{args.out}.cells"), settings, args.resume, "probe", write=is_writer(),
+                          output=args.out)
+    elif args.resume:
+        from metadisco.core.errors import UserError
+
+        raise UserError("--resume finishes the probe whose blocks FILE.cells/ holds; give --out FILE")
     with tqdm(total=len(meta_run.problem.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True,
               disable=not show_progress(args)) as bar:
-        report = probe(meta_run, args.repeats, bar)
+        report = probe(meta_run, args.repeats, bar, store)
     if not is_writer():  # another process of a multi-process run: process 0 writes and prints the table
         return 0
     if args.out:

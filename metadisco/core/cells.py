@@ -2,9 +2,10 @@
 
 A long command (an evaluation with a tuning grid, a sweep, a probe) is planned as cells, each a unit of work named
 by a key (a short string of what it is: env, method, grid value, seed set). Each finished cell is written at once,
-atomically, as `DIR/cells/<digest>.json` holding its key and its record, so a run killed at any point keeps
-every cell it finished. The command's settings (everything that changes a cell's numbers: the command line,
-the methods' parameters, the device count) are written first as `DIR/cells/plan.json`:
+atomically, as `CELLS/<digest>.json` holding its key and its record (CELLS: `DIR/cells/` of an evaluation or a
+sweep, `FILE.cells/` beside a probe's report), so a run killed at any point keeps every cell it finished. The
+command's settings (everything that changes a cell's numbers: the command line, the methods' parameters, the
+device count) are written first as `CELLS/plan.json`:
 
 - a fresh run into a directory that already holds cells is refused (nothing finished is overwritten silently);
 - `--resume` reads the cells that exist and runs only the missing ones, after checking that the settings equal
@@ -28,7 +29,6 @@ import numpy as np
 from metadisco.core.errors import UserError, shorten
 from metadisco.core.io import read_json, to_jsonable, write_json
 
-CELLS = "cells"
 PLAN = "plan.json"
 
 
@@ -67,22 +67,29 @@ def first_difference(old: Any, new: Any, path: str = "") -> str | None:
 class CellStore:
     """The finished cells of one command's run directory (see the module docstring).
 
-    store = CellStore(out, settings, resume=args.resume, command="evaluate")
+    store = CellStore(out / "cells", settings, resume=args.resume, command="evaluate")
     record = store.get(key)          # None when the cell is missing
     store.put(key, record)           # atomically, at once
-    `write=False` (a multi-process run's other processes) reads but never writes.
+    `write=False` (a multi-process run's other processes) never writes, and reads only with `resume` (then every
+    process must see the directory).
     """
 
-    def __init__(self, directory: str | Path, settings: dict, resume: bool, command: str, write: bool = True):
-        self.directory = Path(directory) / CELLS
+    def __init__(self, directory: str | Path, settings: dict, resume: bool, command: str, write: bool = True,
+                 output: str | Path | None = None):
+        """`directory`: where the cells live; `output`: what the user named (--out), for messages (default: the
+        directory's parent)."""
+        self.directory = Path(directory)
+        output = Path(output) if output is not None else self.directory.parent
         self.write = write
         self.settings = to_jsonable(settings)
         self._cells: dict[str, dict] = {}
         plan_file = self.directory / PLAN
+        if not write and not resume:  # another process of a fresh multi-process run: process 0 keeps the cells
+            return
         if plan_file.exists():
             if not resume:
-                raise UserError(f"{directory} already holds the cells of a {command} run; give --resume to finish it "
-                                f"(only missing cells run), or another --out")
+                raise UserError(f"{output} already holds the cells of a {command} run ({self.directory}); give "
+                                "--resume to finish it (only missing cells run), or another --out")
             stored = read_json(plan_file)
             stored_settings = stored.get("settings") if isinstance(stored, dict) else None
             difference = first_difference(stored_settings, self.settings)

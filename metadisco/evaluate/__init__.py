@@ -174,7 +174,7 @@ class _Plan:
 
         from metadisco.core.cells import CellStore
 
-        store = CellStore(out, self.settings(), resume, "evaluate", write=write)
+        store = CellStore(out / "cells", self.settings(), resume, "evaluate", write=write)
         points = len(self.grid) * (2 if self.rules.tune_rule == "fresh_seeds" else 1)
         total = len(self.envs) * (1 + len(self.groups) * (1 + points))
         untuned: dict[str, dict[str, MethodRun]] = {}

@@ -29,6 +29,7 @@ import warnings
 import jax
 import numpy as np
 
+from metadisco.core.cells import pack_array, unpack_array
 from metadisco.meta import paired
 from metadisco.meta.baselines import measure_random
 from metadisco.meta.fitness import ppo_gap
@@ -104,9 +105,11 @@ def verdict(signal_fraction: float) -> str:
     return next(text for threshold, text in VERDICTS if signal_fraction >= threshold)
 
 
-def probe(step, repeats: int = 4, progress=None) -> dict:
-    """Probe a config's `GenerationStep` (nothing is written): per task and combined statistics (see the module
-    docstring). Each task trains the population program `repeats` times on fresh seed blocks."""
+def probe(step, repeats: int = 4, progress=None, store=None) -> dict:
+    """Probe a config's `GenerationStep`: per task and combined statistics (see the module docstring). Each task
+    trains the population program `repeats` times on fresh seed blocks. `store` (a `metadisco.core.cells.CellStore`,
+    optional): each block's final returns are a cell, written as it finishes and read instead of trained when
+    present, so a killed probe resumes where it stopped and ends as an uninterrupted one."""
     config = step.config
     P, devices = config.strategy.population_size, step.mesh.devices.size
     rows = paired.count_rows(P, devices)
@@ -138,8 +141,14 @@ def probe(step, repeats: int = 4, progress=None) -> dict:
             seeds = keys[r * S:(r + 1) * S]
             # with `sampling.scale` each block trains at its own draw of the settings, as a generation does: the
             # part of a pair's difference that depends on the draw counts as noise, as it does for the ES
-            drawn = draw_settings(jax.random.fold_in(stream, r), task, scale) if scale else task
-            outs.append(step.problem.train_rows(drawn, block, paired.rows_of(seeds, rows)))
+            key = f"{task.name}|block {r}"
+            if store is not None and key in store:
+                outs.append(unpack_array(store.get(key)["final_return"]))
+            else:
+                drawn = draw_settings(jax.random.fold_in(stream, r), task, scale) if scale else task
+                outs.append(np.asarray(step.problem.train_rows(drawn, block, paired.rows_of(seeds, rows))))
+                if store is not None:
+                    store.put(key, {"final_return": pack_array(outs[-1])})
             if progress is not None:
                 progress.update(1)
         F = np.concatenate(outs, axis=1).astype(np.float64)  # [rows, R*S]

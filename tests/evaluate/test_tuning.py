@@ -93,17 +93,18 @@ def test_packed_arrays_come_back_bit_for_bit():
 
 
 def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
-    store = CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
+    cells = tmp_path / "cells"
+    store = CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
     store.put("a", {"x": 1})
     with pytest.raises(UserError, match="already holds the cells.*--resume"):
-        CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
+        CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
     with pytest.raises(UserError, match=r"seeds: 3 -> 4"):
-        CellStore(tmp_path, {"seeds": 4, "lr": [1.0]}, resume=True, command="evaluate")
-    again = CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
+        CellStore(cells, {"seeds": 4, "lr": [1.0]}, resume=True, command="evaluate")
+    again = CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
     assert again.get("a") == {"x": 1} and "b" not in again
-    (tmp_path / "cells" / CellStore.file_name("a")).write_text("{\"key\": \"a\"")
+    (cells / CellStore.file_name("a")).write_text("{\"key\": \"a\"")
     with pytest.raises(UserError, match="damaged JSON file"):
-        CellStore(tmp_path, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
+        CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
 
 
 def test_reported_runs_are_the_chosen_cells(tuned):
