@@ -30,7 +30,9 @@ meta-training's control run the objective at zero), so `residual: true` offers t
 (clipped as the `adam` optimiser clips, at the trainer's learning rate and schedule) minus OPEN's zero-mean u, which
 at zero meta-parameters is Adam's update exactly. The default (`residual: false`) is OPEN as published, the one
 its released vectors were trained for; with it, zero meta-parameters are an agent that does not learn, so meta-
-training it should use unpaired fitness normalised by Adam-PPO's return, as OPEN does.
+training it should use unpaired fitness normalised by Adam-PPO's return, as OPEN does. meta-training's
+`start: zero` is OPEN's all-zero start; its default `start: hidden` (`start_meta`) draws the GRU and hidden
+kernels at random and keeps the output layer at zero, so the start still gives zero u but is not a saddle.
 
 The seam. optax's `update(grads, state, params)` sees neither activations nor the epoch, so this piece declares
 `needs_context = True` and its transformation is an `optax.GradientTransformationExtraArgs` whose update takes
@@ -50,6 +52,7 @@ import optax
 from jax.flatten_util import ravel_pytree
 
 from metadisco.core.errors import UserError
+from metadisco.objectives.mlp import random_kernel
 from metadisco.objectives.registry import OPTIMIZERS, OptimizerContext, OptimizerInputs, Piece, Progress
 
 DECAYS = (0.1, 0.5, 0.9, 0.99, 0.999, 0.9999)  # OPEN's momentum timescales
@@ -217,6 +220,23 @@ class OpenOptimizer(Piece):
     def zero_meta(self) -> dict:
         return jax.tree.map(lambda s: jnp.zeros(s, jnp.float32), meta_shapes(self.gru, self.hidden),
                             is_leaf=_is_shape)
+
+    def start_meta(self, key, scale: float) -> dict:
+        """metadisco's `start: hidden`: every kernel but the output layer's drawn at random and the LayerNorm
+        scales at 1 (flax's own initialisation), biases and the output layer at 0. The output is still exactly 0
+        (zero updates; Adam's with `residual`), but not a saddle. `start: zero` is OPEN's own all-zero start."""
+        zero = self.zero_meta()
+        paths = jax.tree_util.tree_flatten_with_path(zero)[0]
+        leaves = []
+        for i, (path, x) in enumerate(paths):
+            names = [str(getattr(k, "key", k)) for k in path]
+            if "layers_6" in names or names[-1] == "bias":
+                leaves.append(x)
+            elif names[-1] == "scale":
+                leaves.append(jnp.ones_like(x))
+            else:
+                leaves.append(random_kernel(jax.random.fold_in(key, i), x, scale))
+        return jax.tree.unflatten(jax.tree.structure(zero), leaves)
 
     def __call__(self, meta, inputs: OptimizerInputs, progress: Progress) -> optax.GradientTransformationExtraArgs:
         del progress  # OPEN's training proportion comes in the context, per step

@@ -207,6 +207,20 @@ def test_zero_meta_gives_zero_updates(discrete):
 
 
 @pytest.mark.parametrize("discrete", [True, False])
+def test_the_hidden_start_still_gives_zero_updates(discrete):
+    """`start: hidden` draws the GRU and hidden kernels, keeps the output layer at 0: still zero updates."""
+    piece = OPTIMIZERS.make("open")
+    for seed in SEEDS:
+        start = piece.start_meta(jax.random.PRNGKey(seed), 1.0)
+        assert jax.tree.structure(start) == jax.tree.structure(piece.zero_meta())
+        assert np.any(start["gru_params"]["params"]["ir"]["kernel"])
+        assert not np.any(flat(start["params"]["params"]["layers_6"]))
+        _, grads, params, *rest = case(seed, discrete)
+        for updates in run_steps(piece, discrete, start, grads, params, *rest, steps=2):
+            assert not np.any(flat(updates))
+
+
+@pytest.mark.parametrize("discrete", [True, False])
 def test_residual_at_zero_meta_is_adam_exactly(discrete):
     piece = OPTIMIZERS.make("open", residual=True)
     adam = OPTIMIZERS.make("adam")(None, INPUTS, PROGRESS)
