@@ -23,6 +23,9 @@ def add_parser(sub, name):
     add_set_option(p)
     add_seed_option(p, "the random points and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
+    p.add_argument("--resume", action="store_true",
+                   help="finish the sweep whose finished calls DIR/cells/ holds: only missing chunks of points "
+                        "train (the config's `chunk`), and the files are those an uninterrupted sweep writes")
     add_distributed_option(p)
     add_dry_run_options(p)
     p.set_defaults(run=run)
@@ -48,7 +51,14 @@ def run(args) -> int:
     say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
         f"{config.num_updates} updates of {config.batch_size} steps each, one compiled call over "
         f"{min(len(used), len(points) * cfg.seeds)} device(s) (compiling first)")
-    summary = summarise(cfg, run_sweep(cfg, used))
+    from metadisco.core.cells import CellStore, tree_digest
+    from metadisco.objectives.resolve import resolve_objective
+
+    objective, meta = resolve_objective(cfg.objective)
+    settings = {"sweep": cfg.to_plain(), "objective": {"spec": objective.to_spec(), "meta": tree_digest(meta)},
+                "devices": len(used)}
+    store = CellStore(out / "cells", settings, args.resume, "sweep", write=is_writer(), output=out)
+    summary = summarise(cfg, run_sweep(cfg, used, store))
     if not is_writer():  # another process of a multi-process run: process 0 writes and reports
         return 0
     atomic_write_text(out / "config.yaml", yaml.safe_dump(cfg.to_plain(), sort_keys=False))

@@ -44,6 +44,17 @@ def unpack_array(packed: dict) -> np.ndarray:
     return np.frombuffer(data, dtype=np.dtype(packed["dtype"])).reshape(packed["shape"]).copy()
 
 
+def tree_digest(tree: Any) -> str:
+    """A short digest of a pytree's leaves and their paths (meta-parameters): a plan's record of them."""
+    import jax
+
+    digest = hashlib.sha256()
+    for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+        digest.update(jax.tree_util.keystr(path).encode())
+        digest.update(np.asarray(leaf).tobytes())
+    return digest.hexdigest()[:16]
+
+
 def first_difference(old: Any, new: Any, path: str = "") -> str | None:
     """The first place where two JSON-like values differ, as 'path: old -> new', or None when they are equal."""
     if isinstance(old, dict) and isinstance(new, dict):

@@ -125,19 +125,6 @@ def selection_keys(num_seeds: int, seed: int):
     return jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), SELECTION_STREAM), num_seeds)
 
 
-def _meta_digest(meta) -> str:
-    import hashlib
-
-    import jax
-    import numpy as np
-
-    digest = hashlib.sha256()
-    for path, leaf in jax.tree_util.tree_leaves_with_path(meta):
-        digest.update(jax.tree_util.keystr(path).encode())
-        digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
-    return digest.hexdigest()[:16]
-
-
 class _Plan:
     """An evaluation's cells and the order they are trained in (see the module docstring)."""
 
@@ -150,9 +137,10 @@ class _Plan:
 
     def settings(self) -> dict:
         """What changes a cell's numbers: a resumed run must have the same (`metadisco.core.cells`)."""
+        from metadisco.core.cells import tree_digest
         from metadisco.trainers.config import config_to_dict
 
-        return {"methods": {m.label: {"source": m.source, "spec": m.objective.to_spec(), "meta": _meta_digest(m.meta)}
+        return {"methods": {m.label: {"source": m.source, "spec": m.objective.to_spec(), "meta": tree_digest(m.meta)}
                             for m in self.methods},
                 "configs": {e: config_to_dict(c) for e, c in self.configs.items()},
                 "seeds": self.num_seeds, "seed": self.seed, "rules": self.rules.to_plain(),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -31,16 +30,10 @@ from metadisco.evaluate.methods import Method
 from metadisco.parallel import sharding
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_trainer
+from metadisco.trainers.base import EpisodeCurves
 from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.hyper import hyper_of, static_of
 from metadisco.trainers.metrics import diverged, reduce_fitness
-
-
-class EpisodeCurves(NamedTuple):
-    """What an evaluation keeps of a run's per-update metrics: [num_seeds, num_updates] each."""
-
-    episode_return: np.ndarray  # mean return of the episodes that finished in the update (NaN if none)
-    episode_count: np.ndarray  # how many finished
 
 
 @dataclass

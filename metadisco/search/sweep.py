@@ -8,11 +8,16 @@
     timesteps: 100000
     train: {num_envs: 4}      # fixed settings (TrainConfig fields); preset: as `metadisco train`
     space: {lr: {low: 1.0e-5, high: 1.0e-1}}   # `metadisco.trainers.hyper_space`
+    chunk: 4                  # optional: points per compiled call (default: all of them, one call)
 
 Because the searched settings are traced (`metadisco.trainers.hyper`), the P points x S seeds are P * S runs of one
 program (`train_seeds.runs_program`, a hyper per run), sharded over the devices and vmapped on each. Every point
 trains on the same S seed keys (`seed_keys(S, seed)`: common random numbers, as `evaluate` does between
 methods), so differences between points are not differences of luck in initialisation.
+
+With `chunk`, the points are trained `chunk` at a time, each chunk a call whose results are a cell written as it
+finishes (`metadisco.core.cells`): `metadisco sweep ... --resume` trains only the missing chunks and writes the
+files an uninterrupted run with the same chunks writes. Without it the whole sweep is one call (one cell).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dataclasses import dataclass, field
 import jax
 import numpy as np
 
+from metadisco.core.cells import pack_array, unpack_array
 from metadisco.core.coerce import check_int
 from metadisco.core.errors import UserError, shorten
 from metadisco.core.schema import Settings
@@ -32,7 +38,7 @@ from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding
 from metadisco.parallel.cost import CallPlan, plan_call
 from metadisco.runs.seeds import resolve_config, runs_program, seed_keys
-from metadisco.trainers.base import Metrics
+from metadisco.trainers.base import EpisodeCurves
 from metadisco.trainers.config import TrainConfig, config_to_dict, train_settings
 from metadisco.trainers.hyper import hyper_of, stack, static_of, with_values
 from metadisco.trainers.hyper_space import (
@@ -61,6 +67,7 @@ class SweepConfig:
     timesteps: int | None = None
     preset: str | None = None
     train: Settings = field(default_factory=Settings)
+    chunk: int | None = None  # points per compiled call (None: every point in one call)
 
     PARSERS: typing.ClassVar = {"train": train_settings, "space": space_section}
 
@@ -71,6 +78,8 @@ class SweepConfig:
         check_int("num", self.num, 1, MAX_RUNS)
         check_int("seeds", self.seeds, 1, MAX_RUNS)
         check_int("seed", self.seed, 0, 2**32 - 1)
+        if self.chunk is not None:
+            check_int("chunk", self.chunk, 1, MAX_RUNS)
         try:
             config = resolve_config(self.env, self.preset, self.train, self.timesteps)
         except UserError as e:
@@ -88,6 +97,8 @@ class SweepConfig:
     def to_plain(self) -> dict:
         out = {k: getattr(self, k) for k in ("env", "objective", "search", "num", "seeds", "seed", "timesteps",
                                               "preset")}
+        if self.chunk is not None:
+            out["chunk"] = self.chunk
         return {**out, "train": self.train.to_plain(), "space": self.space}
 
 
@@ -96,19 +107,21 @@ class SweepResult:
     config: TrainConfig  # the base trainer config (the searched settings at their preset values)
     space: tuple[Dimension, ...]
     points: list[dict[str, float]]
-    metrics: Metrics  # numpy leaves [P, S, num_updates]
+    metrics: EpisodeCurves  # numpy leaves [P, S, num_updates]
     final_return: np.ndarray  # [P, S], NaN where a run diverged or finished no episode
     diverged: np.ndarray  # [P, S] bool
-    seconds: float  # the one compiled call, compilation included
+    seconds: float  # the compiled calls, compilation included
     devices: int
+    calls: int = 1  # compiled calls (`SweepConfig.chunk`)
 
 
-def sweep_program(cfg: SweepConfig, devices=None) -> tuple:
-    """(fn, placed args, runs, config, space, points) of the sweep's one compiled call: every point x seed,
-    sharded over `devices` (default: every device of this process)."""
+def sweep_program(cfg: SweepConfig, devices=None, points: list[dict[str, float]] | None = None) -> tuple:
+    """(fn, placed args, runs, config, space, points) of one compiled call: every point (default: all of the
+    sweep's) x seed, sharded over `devices` (default: every device of this process)."""
     from metadisco.objectives.resolve import resolve_objective
 
-    config, space, points = cfg.resolve()
+    config, space, every_point = cfg.resolve()
+    points = every_point if points is None else points
     objective, meta = resolve_objective(cfg.objective)
     num_points, num_seeds = len(points), cfg.seeds
     hypers = [hyper_of(with_values(config, p, "space")) for p in points]
@@ -130,18 +143,42 @@ def plan_sweep(cfg: SweepConfig, devices=None) -> list[CallPlan]:
                       runs * config.num_updates * config.batch_size)]
 
 
-def run_sweep(cfg: SweepConfig, devices=None) -> SweepResult:
-    """Train every point of the sweep on every seed in one compiled call, sharded over `devices` (default: every
-    device of this process)."""
-    fn, args, runs, config, space, points = sweep_program(cfg, devices)
-    num_points, num_seeds = len(points), cfg.seeds
+def _train_chunk(cfg: SweepConfig, devices, points: list[dict[str, float]]) -> dict:
+    """One compiled call: `points` x the sweep's seeds; a cell record (`metadisco.core.cells`)."""
+    fn, args, runs, config, _, _ = sweep_program(cfg, devices, points)
     start = time.perf_counter()
     out = jax.block_until_ready(fn(*args))
     seconds = time.perf_counter() - start
-    metrics = jax.tree.map(lambda x: x.reshape(num_points, num_seeds, *x.shape[1:]), sharding.gather(out, runs))
-    returns = np.asarray(reduce_fitness("final_return", metrics, config.final_window))
-    used = len(jax.tree.leaves(args[0])[0].sharding.device_set)
-    return SweepResult(config, space, points, metrics, returns, np.asarray(diverged(metrics)), seconds, used)
+    metrics = jax.tree.map(lambda x: x.reshape(len(points), cfg.seeds, *x.shape[1:]), sharding.gather(out, runs))
+    return {"episode_return": pack_array(metrics.episode_return), "episode_count": pack_array(metrics.episode_count),
+            "final_return": pack_array(reduce_fitness("final_return", metrics, config.final_window)),
+            "diverged": pack_array(diverged(metrics)), "seconds": seconds,
+            "devices": len(jax.tree.leaves(args[0])[0].sharding.device_set)}
+
+
+def run_sweep(cfg: SweepConfig, devices=None, store=None) -> SweepResult:
+    """Train every point of the sweep on every seed, `cfg.chunk` points per compiled call (default: all in one),
+    sharded over `devices` (default: every device of this process). `store` (a `metadisco.core.cells.CellStore`,
+    optional) keeps each call's results as it finishes and gives back those it holds instead of training them."""
+    config, space, points = cfg.resolve()
+    size = cfg.chunk or len(points)
+    records = []
+    for start in range(0, len(points), size):
+        key = f"points {start}-{min(start + size, len(points)) - 1}"
+        if store is not None and key in store:
+            records.append(store.get(key))
+            continue
+        record = _train_chunk(cfg, devices, points[start:start + size])
+        if store is not None:
+            store.put(key, record)
+            record = store.get(key)  # as a resumed run reads it
+        records.append(record)
+    joined = {name: np.concatenate([unpack_array(r[name]) for r in records]) for name in
+              ("episode_return", "episode_count", "final_return", "diverged")}
+    curves = EpisodeCurves(joined["episode_return"], joined["episode_count"])
+    return SweepResult(config, space, points, curves, joined["final_return"], joined["diverged"],
+                       float(sum(r["seconds"] for r in records)), max(int(r["devices"]) for r in records),
+                       len(records))
 
 
 def summarise(cfg: SweepConfig, result: SweepResult, curve_points: int = 50) -> dict:
@@ -166,7 +203,7 @@ def summarise(cfg: SweepConfig, result: SweepResult, curve_points: int = 50) -> 
         "points": entries, "curve_env_steps": steps.tolist(),
         "best": {"index": best, "hyper": result.points[best], "iqm": entries[best]["iqm"],
                  "ci95": entries[best]["ci95"], "mean": entries[best]["mean"]},
-        "runs": runs, "compiled_calls": 1, "devices": result.devices, "seconds": result.seconds,
+        "runs": runs, "compiled_calls": result.calls, "devices": result.devices, "seconds": result.seconds,
         "steps_per_second": env_steps / result.seconds,
         "config": config_to_dict(static_of(config)),
     }

@@ -41,6 +41,13 @@ class Metrics(NamedTuple):
     eval_return: jax.Array | None = None
 
 
+class EpisodeCurves(NamedTuple):
+    """What evaluations and sweeps keep of runs' `Metrics`: the learning curves, [..., num_updates] each."""
+
+    episode_return: Any  # mean return of the episodes that finished in the update (NaN if none)
+    episode_count: Any  # how many finished
+
+
 class TrainResult(NamedTuple):
     metrics: Metrics
     params: Any  # final agent parameters (dropped by XLA when a caller does not return them)

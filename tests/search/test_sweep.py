@@ -34,12 +34,14 @@ def test_one_compiled_call_and_each_point_is_its_own_run():
         result = run_sweep(sweep_config())
     assert counter.names.count("runs_on_device") == 1  # every point and seed: one sharded program
     assert [p["lr"] for p in result.points] == pytest.approx([1e-4, 1e-3, 1e-2])
-    assert result.final_return.shape == (3, 2) and result.metrics.actor_loss.shape == (3, 2, TINY.num_updates)
-    assert not np.array_equal(result.metrics.actor_loss[0], result.metrics.actor_loss[2])
+    assert result.final_return.shape == (3, 2) and result.metrics.episode_return.shape == (3, 2, TINY.num_updates)
+    assert not np.array_equal(result.metrics.episode_return[0], result.metrics.episode_return[2], equal_nan=True)
     ppo = BUILTIN_OBJECTIVES["ppo"]
     for p, point in enumerate(result.points):  # the same seed keys as `train --seeds 2 --set lr=...`
         alone = train_seeds("CartPole-v1", ppo, ppo.zero_meta(), replace(TINY, lr=point["lr"]), 2)
-        np.testing.assert_allclose(result.metrics.value_loss[p], alone.metrics.value_loss, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(result.metrics.episode_return[p], alone.metrics.episode_return, rtol=1e-4,
+                                   atol=1e-5)
+        np.testing.assert_array_equal(result.metrics.episode_count[p], alone.metrics.episode_count)
 
 
 def test_random_search_is_seeded_and_log_uniform():
@@ -104,3 +106,25 @@ def test_dry_run_plans_the_one_call_and_writes_nothing(tmp_path, monkeypatch, ca
     assert "whole sweep: 2,304 env steps" in out and "ESTIMATE for one T4" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]
     assert main(["sweep", str(config_file)]) == 2 and "give --out DIR" in capsys.readouterr().err
+
+
+def test_a_chunked_sweep_resumes_to_the_uninterrupted_files(tmp_path, capsys):
+    """`chunk: 1`: one call and one cell per point; a sweep that died after some (cells removed, report gone)
+    resumes with --resume, trains only what is missing and writes the uninterrupted sweep.json (timings aside)."""
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "chunk": 1}))
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    timeless = lambda s: {k: v for k, v in s.items() if k not in ("seconds", "steps_per_second")}  # noqa: E731
+    whole = json.loads((out / "sweep.json").read_text())
+    assert whole["compiled_calls"] == len(whole["points"])
+    cells = sorted(p for p in (out / "cells").glob("*.json") if p.name != "plan.json")
+    assert len(cells) == len(whole["points"])
+    cells[0].unlink()
+    (out / "sweep.json").unlink()
+    capsys.readouterr()
+    assert main(argv) == 2 and "--resume" in capsys.readouterr().err
+    assert main([*argv, "--resume", "--set", "seeds=3"]) == 2 and "seeds: 2 -> 3" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0
+    assert timeless(json.loads((out / "sweep.json").read_text())) == timeless(whole)
