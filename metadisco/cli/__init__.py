@@ -23,6 +23,7 @@ import os
 import sys
 import warnings
 
+from metadisco.cli import supervise
 from metadisco.cli.common import positive_int, start_processes
 from metadisco.core.errors import MetadiscoWarning, UserError
 
@@ -123,11 +124,20 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 _python_showwarning = warnings.showwarning
 
 
+def _is_distributed(args) -> bool:
+    """Whether this command joins a multi-process run (`--distributed`, or the usual environment variables)."""
+    from metadisco.parallel.devices import wants_distributed  # JAX is not imported yet: devices come first
+
+    return hasattr(args, "distributed") and bool(args.distributed or wants_distributed())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # an old option name's warning (`common.OldSpelling`): one line
         args = parser.parse_args(argv)
+    if _is_distributed(args) and not supervise.is_child():  # a lost peer is said in one line (cli.supervise)
+        return supervise.run_supervised(list(sys.argv[1:] if argv is None else argv))
     set_up_runtime(args)
     try:
         with warnings.catch_warnings():
@@ -150,6 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("metadisco: interrupted\n")
         return 130
+    except Exception as e:
+        if supervise.is_child() and supervise.peer_lost_in(e):
+            # A collective lost its peer: the supervisor says so. Leave at once: JAX's exit handler would wait on
+            # the dead peer at the shutdown barrier and then abort with a C++ stack trace.
+            sys.stderr.flush()
+            os._exit(supervise.PEER_LOST)
+        raise
     finally:
         from metadisco.core import lock as rundir_lock
 

@@ -23,6 +23,14 @@ import sys
 
 from metadisco.core.errors import UserError
 
+DISTRIBUTED_ENV_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
+
+
+def wants_distributed() -> bool:
+    """True when the usual environment variables ask for a multi-process run (read without importing JAX)."""
+    return bool(os.environ.get("JAX_COORDINATOR_ADDRESS")) and bool(os.environ.get("JAX_NUM_PROCESSES"))
+
+
 DEVICE_FLAG = "--xla_force_host_platform_device_count"
 _FLAG_RE = re.compile(r"--xla_force_host_platform_device_count=(\S*)")
 

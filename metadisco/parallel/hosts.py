@@ -18,15 +18,13 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from metadisco.core.errors import MetadiscoWarning, UserError
+from metadisco.parallel.devices import DISTRIBUTED_ENV_VARS, wants_distributed  # noqa: F401 (re-exported)
 from metadisco.parallel.sharding import AXIS
 
 DEVICES_FILE = "devices.json"
-_ENV_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
-
-
-def wants_distributed() -> bool:
-    """True when the usual environment variables ask for a multi-process run."""
-    return bool(os.environ.get("JAX_COORDINATOR_ADDRESS")) and bool(os.environ.get("JAX_NUM_PROCESSES"))
+# How long the coordination service waits for a process's heartbeat before it declares it dead and stops the
+# others (JAX's default, 100 s, kept a survivor of a dead peer waiting over a minute).
+HEARTBEAT_TIMEOUT_S = 15
 
 
 def initialize() -> None:
@@ -38,11 +36,12 @@ def initialize() -> None:
             kwargs["num_processes"] = int(os.environ["JAX_NUM_PROCESSES"])
             kwargs["process_id"] = int(os.environ.get("JAX_PROCESS_ID", ""))
         except ValueError:
-            raise UserError(f"{', '.join(_ENV_VARS)} must be set together, the last two as integers") from None
+            raise UserError(f"{', '.join(DISTRIBUTED_ENV_VARS)} must be set together, the last two as "
+                            "integers") from None
     # CPU devices of several processes talk through gloo (JAX's CPU collectives); GPUs are not affected.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     try:
-        jax.distributed.initialize(**kwargs)
+        jax.distributed.initialize(**kwargs, heartbeat_timeout_seconds=HEARTBEAT_TIMEOUT_S)
     except (ValueError, RuntimeError) as e:
         raise UserError(f"cannot start the multi-process run: {str(e).splitlines()[0]}") from None
 
