@@ -32,11 +32,11 @@ METADISCO="$ROOT/.venv/bin/metadisco"
 mkdir -p "$WORK"
 
 # 1. DiscoBench in a Python 3.12 environment, with metadisco's own pins of the JAX stack installed over it (its
-#    generated requirements.txt pins older ones, which are not needed).
+#    generated requirements.txt pins older ones, which are not needed; its wrappers.py imports brax, so brax too).
 if [ ! -x "$WORK/venv/bin/python" ]; then
   "$PY312" -m venv "$WORK/venv"
   "$WORK/venv/bin/pip" install -q "discogen==1.3.0"
-  "$WORK/venv/bin/pip" install -q $("$ROOT/.venv/bin/pip" freeze | grep -E '^(jax|jaxlib|flax|optax|chex|gymnax|distrax)==')
+  "$WORK/venv/bin/pip" install -q $("$ROOT/.venv/bin/pip" freeze | grep -E '^(jax|jaxlib|flax|optax|chex|gymnax|distrax|brax|six)==')
 fi
 
 LR=$("$WORK/venv/bin/python" -c "import numpy as np; print(float(np.linspace(1e-3, 1e-2, 10)[$LR_INDEX]))")
