@@ -26,23 +26,13 @@ def add_parser(sub, name):
 
 def read_npy_vector(path: str):
     """A .npy file's 1-D vector of finite numbers as float32, or a one-line `UserError` naming what is wrong."""
-    from pathlib import Path
 
     import numpy as np
 
     from metadisco.core.errors import UserError
-    from metadisco.core.io import os_error, read_bytes
+    from metadisco.core.io import read_bounded_bytes
 
-    file = Path(path)
-    if not file.exists():
-        raise UserError(f"no file {path!r}")
-    try:
-        size = file.stat().st_size
-    except OSError as e:
-        raise os_error(e, "read", file) from None
-    if size > MAX_NPY_BYTES:
-        raise UserError(f"{path!r} is {size:,} bytes; an OPEN .npy vector is a few kB (at most {MAX_NPY_BYTES:,})")
-    data = read_bytes(file, "file")
+    data = read_bounded_bytes(path, "file", MAX_NPY_BYTES, "an OPEN .npy vector is a few kB")
     if not data.startswith(b"\x93NUMPY"):
         raise UserError(f"{path!r} is not a .npy file (no NUMPY header); give the vector OPEN saved with numpy.save")
     try:

@@ -110,6 +110,21 @@ def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
         raise os_error(e, f"read {what}", path) from None
 
 
+def read_bounded_bytes(path: str | os.PathLike, what: str, max_bytes: int, expected: str) -> bytes:
+    """The bytes of `what` at `path`, refused in one line when it is missing or larger than `max_bytes` (before
+    reading it: a huge file is never loaded); `expected` says what size the file should have."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"no {what} {str(path)!r}")
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise os_error(e, f"read {what}", path) from None
+    if size > max_bytes:
+        raise UserError(f"{what} {str(path)!r} is {size:,} bytes; {expected} (at most {max_bytes:,})")
+    return read_bytes(path, what)
+
+
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
     """A UTF-8 text file's contents; undecodable bytes are 'damaged'."""
     data = read_bytes(path, what)

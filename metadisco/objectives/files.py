@@ -27,7 +27,7 @@ import numpy as np
 from flax import serialization
 
 from metadisco.core.errors import UserError
-from metadisco.core.io import atomic_write_bytes, os_error, read_bytes, restore_msgpack
+from metadisco.core.io import atomic_write_bytes, read_bounded_bytes, restore_msgpack
 from metadisco.objectives.objective import Objective
 
 FORMAT = "metadisco-objective"
@@ -151,15 +151,6 @@ def objective_from_bytes(data: bytes, source: str = "objective file") -> tuple[O
 
 def load_objective(path: str | os.PathLike) -> tuple[Objective, dict]:
     """Read an objective file -> (objective, meta_params); a missing or bad file is a one-line `UserError`."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError(f"no objective file {str(path)!r}")
-    try:
-        size = path.stat().st_size
-    except OSError as e:
-        raise os_error(e, "read objective file", path) from None
-    if size > MAX_FILE_BYTES:
-        raise UserError(f"objective file {str(path)!r} is {size:,} bytes; an objective file is at most "
-                        f"{MAX_FILE_BYTES:,} (see metadisco.core.limits)")
-    data = read_bytes(path, "objective file")
+    data = read_bounded_bytes(path, "objective file", MAX_FILE_BYTES,
+                              "an objective file is bounded by metadisco.core.limits")
     return objective_from_bytes(data, f"objective file {str(path)!r}")
