@@ -230,8 +230,8 @@ class MetaProblem:
         if not self.paired:
             normalisers = baselines.normalisers_of(tasks)
             returns = [self.train_rows(task, population, keys) for task, keys in zip(tasks, task_keys, strict=True)]
-            scores = scale([member_fitness(r) for r in returns], normalisers)
-            fitness = np.mean(np.stack(scores), axis=0)  # = combine(...)
+            per_task = [member_fitness(r) for r in returns]
+            scores, fitness = scale(per_task, normalisers), combine(per_task, normalisers)
             return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores))
         P = self.population_size
         rows = hosts.to_global(paired.with_control(hosts.to_host(population), self.control, self.devices), self.mesh)

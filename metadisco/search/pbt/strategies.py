@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metadisco.core.stats import rank_failures_last
 from metadisco.trainers.hyper_space import Dimension
 
 READY = ("every",)
@@ -24,10 +25,8 @@ EXPLOIT = ("truncation", "none")
 EXPLORE = ("perturb", "resample", "none")
 
 
-def rank_scores(scores: np.ndarray) -> np.ndarray:
-    """Scores with non-finite ones (no finished episode, diverged) as -inf: they rank below every other."""
-    scores = np.asarray(scores, np.float64)
-    return np.where(np.isfinite(scores), scores, -np.inf)
+# Scores with non-finite ones (no finished episode, diverged) as -inf: they rank below every other.
+rank_scores = rank_failures_last
 
 
 def truncation(rng: np.random.Generator, scores: np.ndarray, fraction: float) -> np.ndarray:
