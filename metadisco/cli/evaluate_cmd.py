@@ -127,6 +127,6 @@ def dry_run(args) -> int:
     used = devices.select(args.devices)
     say(f"dry run: compiling the calls of {len(methods)} method(s) on {len(envs)} env(s); nothing is trained or "
         "written")
-    for line in render(plan_evaluation(methods, envs, configs, args.seeds, args.seed, used), acc, len(used)):
+    for line in render(plan_evaluation(methods, envs, configs, args.seeds, args.seed, used, rules), acc, len(used)):
         print(line)
     return 0

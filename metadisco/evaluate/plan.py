@@ -10,9 +10,12 @@ from metadisco.parallel import cost
 from metadisco.parallel.cost import CallPlan
 
 
-def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, seed: int = 0, devices=None
-                    ) -> list[CallPlan]:
-    """One `CallPlan` per env and group of methods, in the order `evaluate` makes the calls."""
+def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, seed: int = 0, devices=None,
+                    rules=None) -> list[CallPlan]:
+    """One `CallPlan` per env and group of methods, in the order `evaluate` makes the calls. With a tuning grid
+    (`rules`) each group's program is made once per grid point and seed set too (the learning rate is traced: the
+    same program): at most 1 + 2 x points calls with `fresh_seeds` (the scoring call at a chosen point may be the
+    untuned one), 1 + points with `same_seeds`."""
     import jax
 
     from metadisco.envs import make_env
@@ -22,6 +25,8 @@ def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, see
 
     devices = tuple(jax.local_devices() if devices is None else devices)
     keys = seed_keys(num_seeds, seed)
+    points = len(rules.grid()) if rules is not None else 0
+    calls = 1 + points * (2 if rules is not None and rules.tune_rule == "fresh_seeds" else 1)
     out = []
     for env_id in envs:
         env, config = make_env(env_of(env_id)), configs[env_id]
@@ -29,7 +34,7 @@ def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, see
             fn, args = group_program(env, group, config, keys, devices)
             runs = len(group) * num_seeds
             out.append(cost.plan_call(f"{env_id}: {','.join(m.label for m in group)}", fn, args, runs,
-                                      runs * config.num_updates * config.batch_size))
+                                      runs * config.num_updates * config.batch_size, calls))
     return out
 
 

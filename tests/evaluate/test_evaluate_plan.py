@@ -5,7 +5,7 @@ import pytest
 
 from metadisco.cli import main
 from metadisco.envs import make_env
-from metadisco.evaluate import prepare
+from metadisco.evaluate import Rules, prepare
 from metadisco.evaluate.plan import plan_evaluation
 from metadisco.evaluate.runner import group_methods, group_program
 from metadisco.parallel import cost
@@ -28,6 +28,12 @@ def test_the_plan_is_the_evaluations_calls():
     per_device = cost.jaxpr_cost(jax.make_jaxpr(fn)(*args), compiled)
     assert ppo.cost.flops == pytest.approx(2 * per_device.flops)  # one seed on each of 2 devices
     assert ppo.cost.flops > 10 * cost.xla_cost(compiled).flops  # XLA alone counts each loop body once
+    # A tuning grid of 3 points: the same program made 1 + 2 x 3 times (fresh seeds), 1 + 3 times (same seeds).
+    for rule, calls in (("fresh_seeds", 7), ("same_seeds", 4)):
+        tuned = plan_evaluation(methods, envs, configs, 2, rules=Rules(tune=(("lr", (1e-3, 2e-3, 3e-3)),),
+                                                                     tune_rule=rule))[1]
+        assert tuned.calls == calls and tuned.env_steps == calls * ppo.env_steps
+        assert tuned.cost.flops == pytest.approx(calls * ppo.cost.flops)
 
 
 def test_the_dry_run_writes_nothing(tmp_path, monkeypatch, capsys):
