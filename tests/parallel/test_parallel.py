@@ -91,7 +91,9 @@ def test_sharded_evaluate_is_bit_identical_when_repeated():
     _compiled.cache_clear()  # trace and compile anew
     second = train_env(ENV, methods, TINY, 3, seed=1)
     for label in ("ppo", "ppo_b"):
-        assert first[label].metrics.actor_loss.shape == (3, TINY.num_updates)
-        assert_bit_identical(first[label].metrics, second[label].metrics)
+        assert first[label].curves.episode_return.shape == (3, TINY.num_updates)
+        assert_bit_identical(first[label].curves, second[label].curves)
+        for field in ("final_return", "mean_return", "diverged"):
+            np.testing.assert_array_equal(getattr(first[label], field), getattr(second[label], field))
     # The same method and keys on other devices (runs 0-2 and 3-5) give the very same runs.
-    assert_bit_identical(first["ppo"].metrics, first["ppo_b"].metrics)
+    assert_bit_identical(first["ppo"].curves, first["ppo_b"].curves)
