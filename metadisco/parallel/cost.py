@@ -168,6 +168,7 @@ ACCELERATORS = {a.name: a for a in (
     Accelerator("A100-80GB", 19.5e12, 2.039e12, 80e9),
     Accelerator("H100-SXM", 66.9e12, 3.35e12, 80e9),
     Accelerator("H100-PCIe", 51.2e12, 2.0e12, 80e9),
+    Accelerator("H200", 66.9e12, 4.8e12, 141e9),
     Accelerator("RTX-4090", 82.6e12, 1.008e12, 24e9),
     Accelerator("L4", 30.3e12, 0.3e12, 24e9),
     Accelerator("T4", 8.1e12, 0.32e12, 16e9),
