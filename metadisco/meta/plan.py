@@ -11,8 +11,9 @@ anything.
 - memory per device is XLA's memory analysis of the compiled program (arguments, outputs, temporaries);
 - time is measured on this machine by calling each program once after compiling it (one task call each), and a
   generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds);
-- the accelerator figure is an estimate (`metadisco.parallel.cost.roofline_seconds`): the whole generation's FLOPs and
-  bytes on one accelerator, and whether every device's programs would fit in its memory at once.
+- the accelerator figure is an estimate (`metadisco.parallel.cost.roofline_seconds`): the whole generation's FLOPs,
+  bytes and sequential loop iterations on one accelerator, and whether every device's programs would fit in its
+  memory at once.
 
 Set-up before the first generation (baselines, the initial objective's scores) is not in the totals, as it is
 not in `env_steps`; the baseline cache (`metadisco.runs.baseline_cache`) makes it free on a second run.
@@ -87,7 +88,7 @@ def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
         start = time.perf_counter()
         jax.block_until_ready(compiled(*args))
         seconds = time.perf_counter() - start
-    return ProgramPlan(task.name, role, rows, task.cfg.seeds, task.steps_per_run, per_device * step.devices,
+    return ProgramPlan(task.name, role, rows, task.cfg.seeds, task.steps_per_run, per_device.on_devices(step.devices),
                        cost.memory(compiled), compile_seconds, seconds)
 
 
@@ -122,8 +123,7 @@ class Plan:
         needed = self.memory_per_device * self.devices
         return {"accelerator": acc.name, "seconds_per_generation": cost.roofline_seconds(self.per_generation.cost, acc),
                 "seconds_total": cost.roofline_seconds(self.total.cost, acc), "memory_needed": needed,
-                "fits": needed <= acc.memory, "bound": "compute" if self.total.cost.flops / acc.flops
-                >= self.total.cost.bytes / acc.bandwidth else "memory bandwidth"}
+                "fits": needed <= acc.memory, "bound": cost.bound(self.total.cost, acc)}
 
 
 def plan(step, measure: bool = True) -> Plan:
@@ -167,7 +167,7 @@ def render(result: Plan, acc: cost.Accelerator, measured: bool = True) -> list[s
     est = result.estimate(acc)
     fits = "fits" if est["fits"] else "does NOT fit"
     lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: {_seconds(est['seconds_per_generation'])} "
-                 f"per generation, {_seconds(est['seconds_total'])} in total (roofline max(FLOPs / peak, bytes / "
-                 f"bandwidth), {est['bound']}-bound: a lower bound); the population needs about "
+                 f"per generation, {_seconds(est['seconds_total'])} in total (max(FLOPs / peak, bytes / bandwidth, "
+                 f"loop iterations x seconds each), {est['bound']}-bound); the population needs about "
                  f"{_si(est['memory_needed'], 'B')}, which {fits} in {_si(acc.memory, 'B')}")
     return lines

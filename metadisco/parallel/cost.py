@@ -11,10 +11,17 @@ count:
 where C is XLA's count (each body `copies` times: once, or `unroll` times when the scan is unrolled) and T the
 count with trips. Calls (`pjit`, custom derivatives, `cond` branches, checkpoints) are looked through; a
 `while` loop, whose trip count is unknown until it runs, counts once. The figures are XLA's own model of the
-compiled program, not a measurement; `estimate` turns them into seconds on an accelerator with a roofline,
-max(FLOPs / peak, bytes / bandwidth): a lower bound on the time that the program would take if it ran at the
-accelerator's peak, which a small RL trainer rarely does (its kernels are small and launch-bound). It is an
-estimate, and the command line says so.
+compiled program, not a measurement. `roofline_seconds` turns them into seconds on an accelerator:
+
+    max(FLOPs / peak, bytes / bandwidth, loop iterations x seconds per iteration)
+
+The first two are the roofline, the time at the accelerator's peak. The third is why a small RL trainer never
+gets there: its loops run one iteration after another (a rollout step needs the last one's env state), and each
+iteration launches kernels that take microseconds whatever their size. `Cost.iterations` counts the sequential
+loop iterations (every scan trip, nested ones included, however many rows are vmapped inside). On one H200
+(`results/bench/gpu/`) PPO on CartPole took 24-28 us per iteration at 1 seed, 16 seeds and a population of 32
+or 64 rows alike: its time is set by its loop iterations, not by its rows. MinAtar's rows are larger (64 envs):
+46 us at 1 seed, 74 at 16, where the work begins to count. It is an estimate, and the command line says so.
 
 `metadisco meta-train --dry-run` uses it (`metadisco.meta.plan`); `metadisco bench` can reuse it.
 """
@@ -32,22 +39,31 @@ from metadisco.core.errors import UserError
 
 @dataclass(frozen=True)
 class Cost:
-    """FLOPs, bytes accessed and transcendental operations (exp, tanh, ...) of a program, XLA's counts."""
+    """FLOPs, bytes accessed and transcendental operations (exp, tanh, ...) of a program, XLA's counts, and its
+    sequential loop iterations (each scan trip, nested trips included).
+
+    Adding costs is running programs one after another, multiplying is running one k times; `on_devices` is
+    running it on n devices at once, which multiplies the work but not the iterations."""
 
     flops: float = 0.0
     bytes: float = 0.0
     transcendentals: float = 0.0
+    iterations: float = 0.0
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(self.flops + other.flops, self.bytes + other.bytes, self.transcendentals + other.transcendentals)
+        return Cost(self.flops + other.flops, self.bytes + other.bytes, self.transcendentals + other.transcendentals,
+                    self.iterations + other.iterations)
 
     def __mul__(self, k: float) -> Cost:
-        return Cost(self.flops * k, self.bytes * k, self.transcendentals * k)
+        return Cost(self.flops * k, self.bytes * k, self.transcendentals * k, self.iterations * k)
 
     __rmul__ = __mul__
 
     def __sub__(self, other: Cost) -> Cost:
         return self + other * -1.0
+
+    def on_devices(self, n: int) -> Cost:
+        return Cost(self.flops * n, self.bytes * n, self.transcendentals * n, self.iterations)
 
 
 def xla_cost(compiled) -> Cost:
@@ -109,7 +125,7 @@ def _costs(closed, compiled=None) -> tuple[Cost, Cost]:
         if key not in _BODIES:
             _BODIES[key] = _costs(body)
         body_once, body_total = _BODIES[key]
-        total = total + body_total * length - body_once * copies
+        total = total + body_total * length - body_once * copies + Cost(iterations=length)
     return once, total
 
 
@@ -150,16 +166,23 @@ def memory(compiled) -> Memory:
                   int(getattr(stats, "generated_code_size_in_bytes", 0) or 0))
 
 
+# Seconds per sequential loop iteration of a PPO trainer, measured on one H200 (CartPole: 24-28 us from 1 seed
+# to 64 rows; module docstring). No other GPU was measured; their rows assume the same, as kernel launch costs
+# differ little between recent NVIDIA GPUs. Larger rows cost more per iteration (MinAtar: 46-74 us).
+GPU_ITERATION_SECONDS = 25e-6
+
+
 @dataclass(frozen=True)
 class Accelerator:
     name: str
     flops: float  # peak float32 FLOP/s (dense, no sparsity, no TF32)
     bandwidth: float  # memory bandwidth, bytes/s
     memory: float  # bytes
+    iteration_seconds: float = GPU_ITERATION_SECONDS  # per sequential loop iteration (module docstring)
 
     def describe(self) -> str:
         return (f"{self.name} ({self.flops / 1e12:g} TFLOP/s float32, {self.bandwidth / 1e12:g} TB/s, "
-                f"{self.memory / 1e9:g} GB)")
+                f"{self.memory / 1e9:g} GB, {self.iteration_seconds * 1e6:g} us per loop iteration)")
 
 
 # Vendors' datasheet figures: peak dense float32 (not TF32 tensor cores), memory bandwidth, memory.
@@ -199,9 +222,22 @@ def accelerator(name: str | None, flops: float | None = None, bandwidth: float |
                        bandwidth or base.bandwidth, memory_bytes or base.memory)
 
 
+def bounds(cost: Cost, acc: Accelerator) -> dict[str, float]:
+    """Seconds of `cost` on `acc` by each limit: compute, memory bandwidth and loop latency (module docstring)."""
+    return {"compute": cost.flops / acc.flops, "memory bandwidth": cost.bytes / acc.bandwidth,
+            "loop latency": cost.iterations * acc.iteration_seconds}
+
+
 def roofline_seconds(cost: Cost, acc: Accelerator) -> float:
-    """The roofline time of `cost` on `acc`: max(FLOPs / peak, bytes / bandwidth) (an estimate, a lower bound)."""
-    return max(cost.flops / acc.flops, cost.bytes / acc.bandwidth)
+    """The estimated time of `cost` on `acc`: max(FLOPs / peak, bytes / bandwidth, iterations x seconds per
+    iteration) (an estimate: the largest of three lower bounds)."""
+    return max(bounds(cost, acc).values())
+
+
+def bound(cost: Cost, acc: Accelerator) -> str:
+    """Which limit sets `roofline_seconds`: "compute", "memory bandwidth" or "loop latency"."""
+    limits = bounds(cost, acc)
+    return max(limits, key=limits.get)
 
 
 def format_si(value: float, unit: str) -> str:
@@ -248,7 +284,7 @@ def plan_call(label: str, fn, args: tuple, runs: int, env_steps_per_call: int, c
     seconds = time.perf_counter() - start
     used = len(jax.tree.leaves(args[0])[0].sharding.device_set)
     per_device = jaxpr_cost(jax.make_jaxpr(fn)(*args), compiled)
-    return CallPlan(label, runs, env_steps_per_call * calls, per_device * (used * calls), memory(compiled),
+    return CallPlan(label, runs, env_steps_per_call * calls, per_device.on_devices(used) * calls, memory(compiled),
                     seconds, calls)
 
 
@@ -270,8 +306,9 @@ def render_plan(calls: list[CallPlan], acc: Accelerator, devices: int, what: str
     needed = mem * devices
     fits = "fits" if needed <= acc.memory else "does NOT fit"
     lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: "
-                 f"{format_seconds(roofline_seconds(total, acc))} in total (roofline max(FLOPs / peak, bytes / "
-                 f"bandwidth): a lower bound); the largest call needs about {format_si(needed, 'B')}, which {fits} "
+                 f"{format_seconds(roofline_seconds(total, acc))} in total (max(FLOPs / peak, bytes / bandwidth, "
+                 f"loop iterations x seconds each), {bound(total, acc)}-bound); the largest call needs about "
+                 f"{format_si(needed, 'B')}, which {fits} "
                  f"in {format_si(acc.memory, 'B')}")
     return lines
 

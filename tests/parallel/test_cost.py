@@ -47,7 +47,20 @@ def test_nested_scans_multiply():
 
         return jax.lax.scan(outer, x, None, 3)[0]
 
-    assert cost.program_cost(nested, *args()).flops == pytest.approx(3 * hand_count(), rel=1e-3)
+    counted = cost.program_cost(nested, *args())
+    assert counted.flops == pytest.approx(3 * hand_count(), rel=1e-3)
+    assert counted.iterations == 3 * (1 + STEPS)  # each outer trip, and the inner loop's trips inside it
+
+
+@pytest.mark.parametrize("rows", [1, 16])
+def test_loop_iterations_count_trips_not_rows(rows):
+    """vmapped rows run inside the same iterations; a program on n devices runs its iterations once."""
+    batched = jax.vmap(mlp_scan, (0, None, None, None, None))
+    x, *weights = args()
+    counted = cost.program_cost(batched, jnp.ones((rows, *x.shape)), *weights)
+    assert counted.iterations == STEPS
+    assert counted.on_devices(4).iterations == STEPS and counted.on_devices(4).flops == 4 * counted.flops
+    assert (counted * 3).iterations == 3 * STEPS  # three calls, one after another
 
 
 def test_memory_is_xlas_memory_analysis():
@@ -74,6 +87,10 @@ def test_accelerators_and_the_roofline():
     acc = cost.Accelerator("x", flops=1e12, bandwidth=1e11, memory=1e9)
     assert cost.roofline_seconds(cost.Cost(flops=2e12, bytes=1e10), acc) == 2.0  # compute-bound
     assert cost.roofline_seconds(cost.Cost(flops=1e9, bytes=1e11), acc) == 1.0  # bandwidth-bound
+    assert cost.bound(cost.Cost(flops=1e9, bytes=1e11), acc) == "memory bandwidth"
+    latency = cost.Cost(flops=1e9, bytes=1e9, iterations=1e5)  # 100,000 iterations x 25 us
+    assert cost.roofline_seconds(latency, acc) == pytest.approx(1e5 * cost.GPU_ITERATION_SECONDS)
+    assert cost.bound(latency, acc) == "loop latency"
 
 
 def test_the_command_line_reads_the_table_before_jax_starts():

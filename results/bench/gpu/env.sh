@@ -9,4 +9,3 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD
 export XLA_PYTHON_CLIENT_PREALLOCATE=false   # several processes (tests) share the one GPU
-md() { python3 -m metadisco "$@"; }

@@ -7,11 +7,11 @@ step() { local limit=$1 name=$2; shift 2; echo "=== $name (limit ${limit}s) $(da
          echo "=== $name rc=$rc wall $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"; tail -4 "$OUT/$name.log"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 # 1. The main job: the quickstart meta-training, and the dry run's estimate for this GPU beside it.
-step 60  dryrun     md meta-train experiments/quickstart.yaml --dry-run --accelerator H200 --no-progress
-step 150 quickstart md meta-train experiments/quickstart.yaml --out /tmp/quickstart --no-progress
+step 60  dryrun     python3 -m metadisco meta-train experiments/quickstart.yaml --dry-run --accelerator H200 --no-progress
+step 150 quickstart python3 -m metadisco meta-train experiments/quickstart.yaml --out /tmp/quickstart --no-progress
 cp /tmp/quickstart/metrics.jsonl "$OUT/quickstart_metrics.jsonl" 2>/dev/null
 # 2. Throughput: against rejax (1 seed, 16 seeds, a population, compile), then CartPole and MinAtar cases.
-step 130 bench_peers md bench --peers --only-peers --peer-figures ppo --repeats 3 --out "$OUT/gpu_peers.json" --no-progress
-step 130 bench_cases md bench --envs CartPole-v1,SpaceInvaders-MinAtar --out "$OUT/gpu.json" --no-progress
+step 130 bench_peers python3 -m metadisco bench --peers --only-peers --peer-figures ppo --repeats 3 --out "$OUT/gpu_peers.json" --no-progress
+step 130 bench_cases python3 -m metadisco bench --envs CartPole-v1,SpaceInvaders-MinAtar --out "$OUT/gpu.json" --no-progress
 # 3. The test command's suite on the GPU, as far as the time left allows (the README's runs on the CPU).
 step 60 tests env JAX_PLATFORMS=cuda python3 -m pytest -q -x -p no:cacheprovider -n 0 tests/trainers/test_train.py tests/rl
