@@ -164,3 +164,12 @@ def from_plain(cls, data: dict, key: str = ""):
     """A config dataclass (fields typed by annotations, sections by `cls.PARSERS`) from plain data; an unknown,
     missing or mistyped key is a `UserError` naming its path (`key`: the section's, for a nested one)."""
     return _from_dict(cls, data, key)
+
+
+class Section:
+    """Base of a config dataclass that is a section of another: `coerce` reads a field typed by a dataclass
+    through that class's `from_plain(data, key)`, and this gives every section the one reader above."""
+
+    @classmethod
+    def from_plain(cls, data: Any, key: str):
+        return from_plain(cls, data, key)

@@ -46,7 +46,7 @@ import yaml
 
 from metadisco.core.coerce import check_finite_tree, coerce
 from metadisco.core.errors import UserError, shorten
-from metadisco.core.schema import Settings, from_plain, mapping_section, plain_data
+from metadisco.core.schema import Section, Settings, mapping_section, plain_data
 from metadisco.meta.hyper_search import HyperSearch, parse_hyper
 from metadisco.objectives import Objective
 from metadisco.trainers.config import train_settings
@@ -90,7 +90,7 @@ def _objective(value: Any, path: str) -> Objective:
 
 
 @dataclass(frozen=True)
-class TaskConfig:
+class TaskConfig(Section):
     """One training task: every member trains `seeds` agents on `env` for `timesteps` steps each."""
 
     env: str
@@ -107,13 +107,9 @@ class TaskConfig:
         """The training lengths this task can be trained at."""
         return self.timesteps if isinstance(self.timesteps, tuple) else (self.timesteps,)
 
-    @classmethod
-    def from_plain(cls, data: Any, key: str) -> TaskConfig:
-        return from_plain(cls, data, key)
-
 
 @dataclass(frozen=True)
-class StrategyConfig:
+class StrategyConfig(Section):
     """The evosax strategy and its settings; see `metadisco.meta.strategy.make_strategy`.
 
     sigma / lr follow `value_g = max(init * decay**g, limit)`. `settings` holds the strategy's own parameters
@@ -135,13 +131,9 @@ class StrategyConfig:
 
     PARSERS: typing.ClassVar = {"settings": _strategy_settings}
 
-    @classmethod
-    def from_plain(cls, data: Any, key: str) -> StrategyConfig:
-        return from_plain(cls, data, key)
-
 
 @dataclass(frozen=True)
-class SamplingConfig:
+class SamplingConfig(Section):
     """Per-generation task sampling (GROOVE, TA-LPG): each generation trains every member on
     `tasks_per_generation` tasks drawn without replacement (0: all), each at one of its `timesteps`, drawn from
     the key of (seed, generation); all members of a generation, so both halves of every antithetic pair, share
@@ -155,23 +147,15 @@ class SamplingConfig:
 
     PARSERS: typing.ClassVar = {"scale": _scale_ranges}
 
-    @classmethod
-    def from_plain(cls, data: Any, key: str) -> SamplingConfig:
-        return from_plain(cls, data, key)
-
 
 @dataclass(frozen=True)
-class ValidationConfig:
+class ValidationConfig(Section):
     """Meta-validation: envs distinct from the tasks and from `held_out_envs`. Every `every` generations (and at
     generation 0 and the last) the ES mean and PPO train on the same fixed seeds of each task (every listed
     length); the mean's PPO-normalised score picks the objective a run keeps (`objective_best.msgpack`)."""
 
     tasks: tuple[TaskConfig, ...] = ()
     every: int = 5
-
-    @classmethod
-    def from_plain(cls, data: Any, key: str) -> ValidationConfig:
-        return from_plain(cls, data, key)
 
 
 NORMALISERS = ("fixed", "paired")

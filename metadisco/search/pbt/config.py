@@ -24,35 +24,27 @@ import numpy as np
 
 from metadisco.core.coerce import check_float, check_int
 from metadisco.core.errors import UserError, unknown_name_error
-from metadisco.core.schema import Settings, from_plain
+from metadisco.core.schema import Section, Settings
 from metadisco.runs.seeds import resolve_config
 from metadisco.search.pbt.strategies import EXPLOIT, EXPLORE, READY
 from metadisco.trainers.config import TrainConfig, train_settings
 from metadisco.trainers.hyper_space import Dimension, parse_space, space_section
 
 
-class _Section:
-    """A config section read by the meta-training config's engine (`metadisco.meta.config.from_plain`)."""
-
-    @classmethod
-    def from_plain(cls, data, key):
-        return from_plain(cls, data, key)
-
-
 @dataclass(frozen=True)
-class ReadyConfig(_Section):
+class ReadyConfig(Section):
     kind: str = "every"
     updates: int = 10
 
 
 @dataclass(frozen=True)
-class ExploitConfig(_Section):
+class ExploitConfig(Section):
     kind: str = "truncation"
     fraction: float = 0.25
 
 
 @dataclass(frozen=True)
-class ExploreConfig(_Section):
+class ExploreConfig(Section):
     kind: str = "perturb"
     factors: tuple[float, ...] = (0.8, 1.2)
     resample_probability: float = 0.25
