@@ -16,7 +16,10 @@
 # rate at a time: DiscoBench's main.py vmaps train over seeds and learning rates, which compiles and then hangs on
 # jax 0.10.2's CPU runtime (REFERENCE.md section 12).
 #
-# Usage: results/discobench/export_check.sh [WORK_DIR]      (env: TIMESTEPS, SEEDS, LR_INDEX, ENVS, PY312)
+# Usage: results/discobench/export_check.sh [WORK_DIR]
+#   env: TIMESTEPS, SEEDS, LR_INDEX (or LR_INDICES, several: each trains every seed), ENVS, PY312,
+#        OBJECTIVES (default "ppo dpo"; NAME=FILE for an objective file), COMPARE=0 to stop after DiscoBench's
+#        runs (results/discobench_split/discobench_protocol.sh uses it so)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -24,6 +27,9 @@ WORK="${1:-/tmp/discobench_export_check}"
 TIMESTEPS="${TIMESTEPS:-1000000}"
 SEEDS="${SEEDS:-4}"
 LR_INDEX="${LR_INDEX:-4}"
+LR_INDICES="${LR_INDICES:-$LR_INDEX}"
+OBJECTIVES="${OBJECTIVES:-ppo dpo}"
+COMPARE="${COMPARE:-1}"
 ENVS="${ENVS:-MinAtar/Breakout MinAtar/SpaceInvaders}"
 # pyenv's 3.12 first: a pyenv shim named python3.12 exists even where that version is not selected, and fails.
 PY312="${PY312:-$(ls -d "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python 2>/dev/null | head -1)}"
@@ -44,8 +50,9 @@ IDS=$(for e in $ENVS; do printf '%s, ' "$e"; done | sed 's/, $//')
 
 # 2. One task per objective: only loss.py editable, every other module DiscoBench's baseline (--use-base); the
 #    exported loss.py replaces the editable one.
-for objective in ppo dpo; do
-  "$METADISCO" export "$objective" --format discobench --out "$WORK/export/$objective"
+for spec in $OBJECTIVES; do
+  objective="${spec%%=*}"
+  "$METADISCO" export "${spec#*=}" --format discobench --out "$WORK/export/$objective"
   task="$WORK/task_$objective"
   cat > "$WORK/config_$objective.yaml" <<YAML
 train_task_id: [$IDS]
@@ -94,15 +101,19 @@ for seed_key in jax.random.split(jax.random.PRNGKey(30), seeds):
     print(json.dumps(out), flush=True)
 PY
 
-for objective in ppo dpo; do
+for spec in $OBJECTIVES; do
+  objective="${spec%%=*}"
   for env in $ENVS; do
     dir="$WORK/task_$objective/$env"
     cp "$WORK/one_agent_at_a_time.py" "$dir/"
-    echo "== DiscoBench task, $objective, $env" | tee -a "$WORK/discobench.log"
-    (cd "$dir" && "$WORK/venv/bin/python" one_agent_at_a_time.py "$TIMESTEPS" "$SEEDS" "$LR_INDEX") \
-      | tail -1 | tee -a "$WORK/discobench.log"
+    for lr_index in $LR_INDICES; do
+      echo "== DiscoBench task, $objective, $env" | tee -a "$WORK/discobench.log"
+      (cd "$dir" && "$WORK/venv/bin/python" one_agent_at_a_time.py "$TIMESTEPS" "$SEEDS" "$lr_index") \
+        | tail -1 | tee -a "$WORK/discobench.log"
+    done
   done
 done
+[ "$COMPARE" = 1 ] || exit 0
 
 # 4. metadisco's own evaluation at the same settings (its minatar preset is DiscoBench's config), scored the same
 #    way: 16 deterministic episodes per trained agent.
