@@ -85,6 +85,10 @@ def run(args) -> int:
         say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
             + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} --baselines ppo,dpo "
                f"--out {args.out}/eval`" if held else ""))
+        if config.validation.tasks and result.best_generation is None:
+            say("found: nothing; no validation ever gave a finite score, so no objective was kept (no "
+                "objective_best.msgpack); evaluate / plot / distil use the final ES mean, objective.msgpack. Give the "
+                "validation tasks enough timesteps for episodes to end in the final window")
         if result.best_generation is not None:
             found = (f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
                      if result.best_generation == 0 else

@@ -155,7 +155,9 @@ class ScoreBest:
 
     def __call__(self, view: GenerationView, run: RunState) -> None:
         record, step = run.record, run.step
-        if record.best_generation == step.config.generations:
+        if record.best_generation is None:  # no validation ever had a finite score: nothing was kept
+            record.fitness_of_best = None
+        elif record.best_generation == step.config.generations:
             record.fitness_of_best = record.fitness_of_final_mean
         elif run.run_dir is None:
             record.fitness_of_best = None

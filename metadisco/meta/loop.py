@@ -104,9 +104,14 @@ def _write_summary(run: RunState, done: int, say) -> None:
         summary["combine"] = ("rank: the ES is told the mean over tasks of centred ranks within each task; "
                               "fitness_* are the normalised mean over tasks")
     if run.valid:
-        summary.update({"objective_best": BEST_OBJECTIVE, "best_generation": record.best_generation,
+        kept = BEST_OBJECTIVE if record.best_generation is not None else None  # None: validation never scored
+        summary.update({"objective_best": kept, "best_generation": record.best_generation,
                         "best_validation": record.best_validation, "fitness_of_best": record.fitness_of_best})
     run.run_dir.write_json(SUMMARY, summary)
+
+
+def _task_names(tasks) -> str:
+    return ", ".join(t.name for t in tasks)
 
 
 def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: bool, progress: bool, say,
@@ -143,6 +148,10 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
     if start == 0 and run.valid and record.best_generation is None:
         record.validation_of_initial_mean = initial_validation(step.problem, initial.mean(), baselines, say)
         run.keep_if_best(initial.mean(), 0, record.validation_of_initial_mean)
+        if record.validation_of_initial_mean is None:
+            say(f"warning: the initial objective has no validation score on {_task_names(step.problem.valid_tasks)} "
+                "(no finite return: no episode ended within a validation task's timesteps, or its runs diverged); "
+                "no objective is kept until a later ES mean scores")
     if run.writer and ckpt is None:
         run.write_mean(initial.mean(), 0)
         run.checkpoint(es_state, 0, metrics_lines=0)

@@ -354,3 +354,20 @@ def test_probe_reports_every_task_and_a_verdict(full_run):
         assert stats["seeds"] == 2 * task.cfg.seeds and stats["seed_std"] >= 0 and stats["baseline_gap"] > 0
     assert report["verdict"].split(":")[0] in ("usable", "weak", "noise")
     assert report["pairs_probed"] == 2 and 0 <= report["effective_pairs"] <= 2
+
+
+def test_a_validation_that_never_scores_keeps_nothing_and_the_run_ends(tmp_path, capsys):
+    """Acrobot's episodes last up to 500 steps; 512 steps over 4 envs end none, so every validation score is
+    None. The run must still end (it once crashed at its last generation, loading an objective_best.msgpack that
+    was never written), keep nothing, and say so."""
+    never = {"env": "Acrobot-v1", "timesteps": 512, "seeds": 2, "train": TRAIN}
+    config = discover(validation={"tasks": [never], "every": 1}, generations=2, eval_every=2,
+                      held_out_envs=["Breakout-MinAtar@500000"])
+    result = meta_train(config, tmp_path, progress=False)
+    assert result.best_generation is None and result.fitness_of_best is None
+    lines = metrics(tmp_path)
+    assert len(lines) == 2 and all(line["validation"] is None for line in lines)
+    assert lines[0]["validation_of_initial_mean"] is None and lines[-1]["fitness_of_best"] is None
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["objective_best"] is None and not (tmp_path / "objective_best.msgpack").exists()
+    assert (tmp_path / "objective.msgpack").exists()  # what evaluate / plot / distil fall back to
