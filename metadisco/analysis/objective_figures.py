@@ -7,7 +7,11 @@
     drift_progress.png              progress-aware drifts (TA-LPO): the heatmaps at several values of n / N
     value_loss.png                  loss and its slope against v - target, beside L2
     optimizer.png                   the update (in units of the learning rate) against gradient and momentum,
-                                    beside Adam's
+                                    beside Adam's (an optimiser that needs the trainer's context, OPEN, has
+                                    its own figures instead: open_update.png, open_noise.png,
+                                    `metadisco.analysis.open_figures`)
+    dormancy.png                    only when asked (`dormancy`: it trains): the dormant-unit fraction per update
+                                    of the objective's optimiser and of Adam on the same seeds
     trace.png                       a TD objective's (PQN's) lambda against training progress, after a greedy
                                     and after an exploratory action, beside Peng's (PQN) and Watkins's; a TD
                                     objective has no policy, so it gets no drift figures
@@ -268,9 +272,11 @@ def trace_plot(objective: Objective, meta: Any, label: str, out: Path, lam: floa
 
 
 def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_dir: Path | None = None,
-                   num_updates: float = DEFAULT_HORIZON) -> list[Path]:
+                   num_updates: float = DEFAULT_HORIZON, dormancy: dict | None = None) -> list[Path]:
     """Every figure for `objective` into `out`; with `run_dir` (a run directory with metrics.jsonl), the
-    population's fitness per generation too (population_curve.png)."""
+    population's fitness per generation too (population_curve.png); with `dormancy` ({"env_id", "timesteps",
+    "seeds"}: `metadisco.analysis.dormancy.dormancy_runs`'s arguments), training runs of the optimiser and of Adam
+    and their dormant-unit fractions (dormancy.png)."""
     out = Path(out)
     paths = []
     if objective.trace is None:  # a TD objective (PQN) has no policy: its drift is never called
@@ -280,9 +286,20 @@ def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_d
         if depends_on_progress(objective, meta, num_updates):
             paths.append(drift_progress(objective, meta, label, out, num_updates))
     paths.append(value_loss_plot(objective, meta, label, out))
-    paths.append(optimizer_plot(objective, meta, label, out))
+    if objective.optimizer.name == "open":
+        from metadisco.analysis.open_figures import open_plots
+
+        paths.extend(open_plots(meta["optimizer"], label, out))
+    elif not objective.optimizer.needs_context:  # optimizer_updates steps it without a trainer's context
+        paths.append(optimizer_plot(objective, meta, label, out))
     if objective.trace is not None:
         paths.append(trace_plot(objective, meta, label, out, num_updates=num_updates))
+    if dormancy is not None:
+        from metadisco.analysis.dormancy import dormancy_runs
+        from metadisco.analysis.open_figures import dormancy_plot
+
+        result = dormancy_runs(objective, meta, **dormancy)
+        paths.append(dormancy_plot(result, label, dormancy["env_id"], out))
     if run_dir is not None:
         from metadisco.figures.meta_curve import POPULATION_CURVE, population_curve
         from metadisco.runs.rundir import RunDir

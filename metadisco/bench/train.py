@@ -131,12 +131,17 @@ def machine() -> dict:
             "jax": jax.__version__, "python": platform.python_version(), "processor": platform.processor()}
 
 
-def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, seed_counts=(1,)) -> dict:
+def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, seed_counts=(1,),
+                        population: int = 4) -> dict:
     """Trainer throughput with learned pieces against the PPO + Adam baseline on the same env, config and keys.
 
     "learned_optimizer" swaps Adam for the learned optimiser (a per-parameter MLP over gradient, momenta, value
-    and progress) and "lpo" the PPO clip for the LPO drift network; `cost` is baseline seconds-per-step
-    multiples (1.0 = free). Meta-parameters are small random values, as during meta-training.
+    and progress), "open" for OPEN (Goldie et al., NeurIPS 2024: a per-parameter GRU and MLP that also reads the
+    layers' activations, `metadisco.objectives.open_optimizer`) and "lpo" the PPO clip for the LPO drift network.
+    Per seed count: `steps_per_second`, `seconds_per_update` (one update: rollout, GAE and every epoch's
+    minibatch steps) and `cost`, baseline seconds-per-step multiples (1.0 = free). `population`: meta-training's
+    shape, `population` members with their own meta-parameters (and keys), one seed each, vmapped in one
+    program: its steps/s and cost. Meta-parameters are small random values, as during meta-training.
     """
     from metadisco.objectives import DRIFTS, OPTIMIZERS, Objective
 
@@ -144,20 +149,40 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
     env = make_env(env_id)
     steps = config.num_updates * config.batch_size
     variants = {"adam": Objective(), "learned_optimizer": Objective(optimizer=OPTIMIZERS.make("learned")),
-                "lpo": Objective(drift=DRIFTS.make("lpo"))}
-    out = {"env": env_id, "timesteps_per_seed": steps}
+                "open": Objective(optimizer=OPTIMIZERS.make("open")), "lpo": Objective(drift=DRIFTS.make("lpo"))}
+    learned = [name for name in variants if name != "adam"]
+    out = {"env": env_id, "timesteps_per_seed": steps, "num_updates": config.num_updates}
+    trains = {name: make_trainer(config, env, objective).train for name, objective in variants.items()}
     for n in seed_counts:
         keys = seed_keys(n)
         figures = {}
         for name, objective in variants.items():
-            leaves, treedef = jax.tree.flatten(objective.zero_meta())
-            meta = jax.tree.unflatten(treedef, [0.01 * jax.random.normal(jax.random.PRNGKey(i), x.shape)
-                                                for i, x in enumerate(leaves)])
-            train = make_trainer(config, env, objective).train
-            trainer = jax.vmap(lambda k, m, train=train: train(k, m).metrics.episode_return, in_axes=(0, None))
+            meta = _small_random_meta(objective, 0)
+            trainer = jax.vmap(lambda k, m, train=trains[name]: train(k, m).metrics.episode_return, in_axes=(0, None))
             compile_s, run_s = _timed(trainer, keys, meta)
-            figures[name] = {"steps_per_second": n * steps / run_s, "compile_seconds": compile_s}
-        for name in ("learned_optimizer", "lpo"):
+            figures[name] = {"steps_per_second": n * steps / run_s, "seconds_per_update": run_s / config.num_updates,
+                             "compile_seconds": compile_s}
+        for name in learned:
             figures[name]["cost"] = figures["adam"]["steps_per_second"] / figures[name]["steps_per_second"]
         out[f"seeds_{n}"] = figures
+    if population:
+        keys = seed_keys(population)
+        figures = {}
+        for name, objective in variants.items():
+            metas = [_small_random_meta(objective, member) for member in range(population)]
+            metas = jax.tree.map(lambda *x: jnp.stack(x), *metas) if jax.tree.leaves(metas[0]) else metas[0]
+            axes = (0, 0) if jax.tree.leaves(metas) else (0, None)  # Adam: no meta-parameters
+            trainer = jax.vmap(lambda k, m, train=trains[name]: train(k, m).metrics.episode_return, in_axes=axes)
+            compile_s, run_s = _timed(trainer, keys, metas)
+            figures[name] = {"steps_per_second": population * steps / run_s, "compile_seconds": compile_s}
+        for name in learned:
+            figures[name]["cost"] = figures["adam"]["steps_per_second"] / figures[name]["steps_per_second"]
+        out["population"] = {"members": population, **figures}
     return out
+
+
+def _small_random_meta(objective, member: int):
+    """0.01 N(0, 1) meta-parameters (member `member`'s draw), or the objective's empty ones."""
+    leaves, treedef = jax.tree.flatten(objective.zero_meta())
+    return jax.tree.unflatten(treedef, [0.01 * jax.random.normal(jax.random.PRNGKey(1000 * member + i), x.shape)
+                                        for i, x in enumerate(leaves)])

@@ -20,7 +20,8 @@ def add_parser(sub, name):
     add_renamed_option(p, "--seeds", "--seed-counts", "a comma-separated list such as 1,16; --seeds is one count "
                        "in every other command")
     p.add_argument("--no-learned", action="store_true",
-                   help="skip the cost of learned pieces (learned optimiser, LPO) against Adam / PPO")
+                   help="skip the cost of learned pieces (learned optimiser, OPEN, LPO) against Adam / PPO: 1 seed, "
+                        "each seed count, and a population of 4 members")
     p.add_argument("--peers", action="store_true",
                    help="also run rejax's PPO (pip install -e '.[bench]') at the same settings, alternating: "
                         "steps/s for 1 seed, 16 seeds and a quickstart-shaped population, and compile seconds")
@@ -133,9 +134,13 @@ def run(args) -> int:
         say(f"bench learned pieces vs Adam / PPO on {first.env_id}: {first.timesteps} steps per seed")
         costs = bench_train.learned_piece_costs(first.env_id, first.timesteps, seed_counts)
         results["learned_pieces"] = costs
+        one, pop = costs["seeds_1"], costs["population"]
         say("  cost (x Adam's time per step, 1 seed): "
-            f"learned optimiser {costs['seeds_1']['learned_optimizer']['cost']:.2f}, "
-            f"LPO drift {costs['seeds_1']['lpo']['cost']:.2f}")
+            f"learned optimiser {one['learned_optimizer']['cost']:.2f}, OPEN {one['open']['cost']:.2f}, "
+            f"LPO drift {one['lpo']['cost']:.2f}; per update: Adam {one['adam']['seconds_per_update'] * 1e3:.1f} ms, "
+            f"OPEN {one['open']['seconds_per_update'] * 1e3:.1f} ms; population of {pop['members']}: "
+            + ", ".join(f"{name} {pop[name]['steps_per_second']:,.0f} steps/s"
+                        for name in ("adam", "learned_optimizer", "open", "lpo")))
     results["memory"] = bench_train.peak_memory_bytes()
     write_json(args.out, results)
     say(f"wrote {args.out}")

@@ -1,8 +1,9 @@
-"""metadisco plot: PNG figures of each piece of an objective, beside PPO's / DPO's, L2 and Adam."""
+"""metadisco plot: PNG figures of each piece of an objective, beside PPO's / DPO's, L2 and Adam; with --env, also
+training runs of the objective's optimiser and of Adam on the same seeds, and their dormant-unit fractions."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import output_dir, positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, output_dir, positive_int, say
 
 
 def add_parser(sub, name):
@@ -12,6 +13,13 @@ def add_parser(sub, name):
     p.add_argument("--num-updates", type=positive_int("--num-updates"), default=1000,
                    help="training horizon N shown to progress-aware drifts (TA-LPO), default 1000")
     p.add_argument("--out", required=True, help="output directory for the PNG files")
+    p.add_argument("--env", default=None,
+                   help="also train the objective and the same objective with Adam on this env (PPO, its preset) "
+                        "and draw each one's dormant-unit fraction per update (dormancy.png); off by default")
+    p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
+                   help="with --env: env steps per seed (default: the preset's)")
+    p.add_argument("--seeds", type=positive_int("--seeds"), default=4,
+                   help="with --env: seeds per optimiser, the same keys for both (default 4)")
     p.set_defaults(run=run)
 
 
@@ -20,9 +28,26 @@ def run(args) -> int:
     from metadisco.analysis.objective_figures import plot_objective
 
     objective, meta, label, run_dir = resolve_input(args.objective)
+    dormancy = _dormancy_request(args, objective)
     out = output_dir(args.out, lock=False)  # plot only reads the run, and never waits for its writer
-    paths = plot_objective(objective, meta, label, out, run_dir, float(args.num_updates))
+    paths = plot_objective(objective, meta, label, out, run_dir, float(args.num_updates), dormancy)
     for path in paths:
         print(path)
     say(f"wrote {len(paths)} figures to {out}")
     return 0
+
+
+def _dormancy_request(args, objective) -> dict | None:
+    """--env / --timesteps / --seeds as `plot_objective`'s `dormancy`, checked before anything is drawn."""
+    from metadisco.core.errors import UserError
+
+    if args.env is None:
+        if args.timesteps is not None:
+            raise UserError("--timesteps sets the length of --env's training runs: add --env ENV")
+        return None
+    from metadisco.envs import check_env_id
+
+    if objective.algorithm != "ppo":
+        raise UserError(f"--env trains with the PPO trainer, which alone gives an optimiser its activations; this "
+                        f"objective is for {objective.algorithm}: plot it without --env")
+    return {"env_id": check_env_id(args.env), "timesteps": args.timesteps, "seeds": args.seeds}
