@@ -12,10 +12,11 @@ dpo --baselines ppo`, 8 seeds, each family's preset) and writes
 
 from __future__ import annotations
 
-import json
 import sys
 from fractions import Fraction
 from pathlib import Path
+
+from metadisco.evaluate.layout import read_report
 
 FAMILIES = ("classic", "bsuite", "misc", "minatar", "brax")
 
@@ -25,7 +26,7 @@ def load(root: Path) -> dict[str, dict[Fraction, dict]]:
     out: dict[str, dict[Fraction, dict]] = {}
     for path in sorted(root.glob("*/*/eval.json")):
         family, fraction = path.parent.parent.name, Fraction(path.parent.name.replace("_", "/"))
-        out.setdefault(family, {})[fraction] = json.loads(path.read_text())
+        out.setdefault(family, {})[fraction] = read_report(path)
     return out
 
 
@@ -55,10 +56,9 @@ def table(results: dict[str, dict[Fraction, dict]]) -> str:
             p = agg["probability_of_improvement"][key]
             area = agg.get("probability_of_improvement_by_score", {}).get("mean_return", {}).get(key)
             steps = sorted(set(report["settings"]["timesteps"].values()))
-            envs = [e for e in report if e not in ("settings", "aggregate")]
             lines.append(f"| {family} | {fraction} | {', '.join(f'{s:,}' for s in steps)} | {_ci(p)} | "
                          f"{_ci(area)} | {_ci(agg['iqm_normalized'].get('dpo'))} | "
-                         f"{_ci(agg['iqm_normalized'].get('ppo'))} | {len(envs)} |")
+                         f"{_ci(agg['iqm_normalized'].get('ppo'))} | {len(report['envs'])} |")
             for env, value in p["per_env"].items():
                 rows.setdefault(env, []).append(f"{fraction}: {value:.2f}")
         for env, cells in rows.items():

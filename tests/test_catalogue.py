@@ -38,6 +38,6 @@ def test_evaluate_trains_every_catalogue_file_beside_ppo_and_dpo(tmp_path):
     assert main(["evaluate", f"{first.stem}={first}", "--baselines", baselines, "--envs", "CartPole-v1",
                  "--out", str(out), *TINY]) == 0
     report = json.loads((out / "eval.json").read_text())
-    assert set(report["CartPole-v1"]) == {p.stem for p in FILES} | {"ppo", "dpo"}
-    for entry in report["CartPole-v1"].values():
+    assert set(report["envs"]["CartPole-v1"]) == {p.stem for p in FILES} | {"ppo", "dpo"}
+    for entry in report["envs"]["CartPole-v1"].values():
         assert entry["finite_seeds"] == 2  # every objective trained without diverging

@@ -84,10 +84,10 @@ def run(args) -> int:
                          args.overrides, args.seed, args.preset, show_progress=show_progress(args),
                          devices=devices.select(args.devices), rules=rules_of(args), resume=args.resume)
     settings = report["settings"]
-    for env in (e for e in report if e not in ("settings", "aggregate")):
+    for env, entries in report["envs"].items():
         cells = []
         for label in settings["methods"]:
-            entry = report[env][label]
+            entry = entries[label]
             iqm = "n/a" if entry["iqm"] is None else f"{entry['iqm']:.1f}"
             cells.append(f"{label} IQM {iqm} ({entry['finite_seeds']}/{entry['seeds']} seeds)")
         say(f"{env}: " + ", ".join(cells))
@@ -97,8 +97,8 @@ def run(args) -> int:
             ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
             say(f"P({name}) on {score} = {block['p']:.2f}{ci_text}")
     if "tuning" in settings:
-        for env in (e for e in report if e not in ("settings", "aggregate")):
-            chosen = ", ".join(f"{label} {_point(report[env][label]['tuning']['chosen'])}"
+        for env, entries in report["envs"].items():
+            chosen = ", ".join(f"{label} {_point(entries[label]['tuning']['chosen'])}"
                                for label in settings["methods"])
             say(f"{env}: tuned ({settings['tuning']['rule']}): {chosen}")
         for name, block in report["aggregate"]["untuned_probability_of_improvement"].items():

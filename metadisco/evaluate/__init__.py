@@ -9,7 +9,8 @@ Envs are evaluated one after another; on each, every method trains the same `num
 env's preset (see `runner` for how methods share compiled calls), and, when `rules` tune, at every grid point
 (`rules`: how the best point is chosen). The work is a plan of cells (env, method, grid point, seed set), each
 written atomically under out/cells/ as its compiled call finishes (`metadisco.core.cells`); `resume` runs only
-the missing ones, and the report is computed from the cells alone. Writes out/eval.json, out/eval.md,
+the missing ones, and the report is computed from the cells alone. Writes out/eval.json ({"settings", "envs",
+"aggregate"}: `metadisco.evaluate.layout`, whose `read_report` reads old files too), out/eval.md,
 out/curves_<env>.png per env and out/aggregate.png.
 """
 
@@ -235,6 +236,7 @@ class _Plan:
     def _write(self, out: Path, untuned, reported, tuning, random_returns, write: bool):
         from metadisco.core.io import atomic_write_text, write_json
         from metadisco.evaluate import summary
+        from metadisco.evaluate.layout import SECTIONS
         from metadisco.evaluate.runner import key_data_of
         from metadisco.figures import eval_curves as figures
         from metadisco.runs.seeds import seed_keys
@@ -250,8 +252,8 @@ class _Plan:
                                       scores)
             for env in self.envs:
                 for label in labels:
-                    u = plain[env][label]
-                    report[env][label]["tuning"] = {
+                    u = plain["envs"][env][label]
+                    report["envs"][env][label]["tuning"] = {
                         **tuning[env][label],
                         "untuned": {k: u[k] for k in (score, "mean", "std", "iqm", "ci95", "finite_seeds")}}
             report["aggregate"]["untuned_probability_of_improvement"] = plain["aggregate"]["probability_of_improvement"]
@@ -278,14 +280,14 @@ class _Plan:
                 "preset": {e: self.preset_point(e) for e in self.envs},
                 "selection_seed_keys": key_data_of(selection_keys(self.num_seeds, self.seed))
                 if self.rules.tune_rule == "fresh_seeds" else None}
-        ordered = {"settings": report.pop("settings"), **report}
+        ordered = {name: report[name] for name in SECTIONS}  # eval.json's order: settings first
         if not write:
             return ordered, reported
         out.mkdir(parents=True, exist_ok=True)
         figure_files = {}
         for env in self.envs:
             name = figures.env_file_name(env)
-            figures.plot_env_curves(env, ordered[env], self.num_seeds, out / name)
+            figures.plot_env_curves(env, ordered["envs"][env], self.num_seeds, out / name)
             figure_files[f"{env} learning curves"] = name
         figures.plot_aggregate(ordered["aggregate"], labels, out / "aggregate.png")
         figure_files["aggregate"] = "aggregate.png"

@@ -44,8 +44,8 @@ def seed_status(run: MethodRun) -> list[str]:
 def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, int],
               random_returns: dict[str, float], objective_label: str, baseline_labels: list[str],
               seed: int = 0, score: str = "final_return", scores: tuple[str, ...] = SCORES[:2]) -> dict:
-    """The eval.json content minus "settings": {env: {method: {...}}, "aggregate": {...}}; statistics of
-    `score` (one of `scores`, the scores every run has)."""
+    """The eval.json content minus "settings": {"envs": {env: {method: {...}}}, "aggregate": {...}}
+    (`metadisco.evaluate.layout`); statistics of `score` (one of `scores`, the scores every run has)."""
     out: dict = {}
     normalised: dict[str, dict[str, np.ndarray]] = {}  # env -> method -> normalised finite scores
     excluded: dict[str, str] = {}
@@ -88,9 +88,8 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
                 entry["normalized"] = {score: norm, **stat_block(norm, seed)}
                 normalised[env_id][label] = stats.finite(norm)
             out[env_id][label] = entry
-    out["aggregate"] = aggregate(results, normalised, excluded, objective_label, baseline_labels, seed, score,
-                                 scores)
-    return out
+    return {"envs": out, "aggregate": aggregate(results, normalised, excluded, objective_label, baseline_labels,
+                                                 seed, score, scores)}
 
 
 def _improvement(results, objective_label, baseline_labels, seed, score) -> dict:
@@ -164,9 +163,9 @@ def _seeds_cell(entry: dict) -> str:
 
 
 def render_markdown(report: dict, figures: dict[str, str]) -> str:
-    """eval.md: one table per env x method, one aggregate table, the conventions and the figures."""
+    """eval.md: one table per env x method, one aggregate table, the conventions and the figures; `report` in
+    the layout of `metadisco.evaluate.layout`."""
     settings = report["settings"]
-    envs = [e for e in report if e not in ("settings", "aggregate")]
     methods = list(settings["methods"])
     score = settings.get("score", "final_return")
     score_text = {
@@ -190,9 +189,9 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
         "| Env | Steps | Method | IQM [95% CI] | Mean ± std | Normalised IQM [95% CI] | Seeds |",
         "|---|---:|---|---|---|---|---|",
     ]
-    for env in envs:
+    for env, entries in report["envs"].items():
         for label in methods:
-            e = report[env][label]
+            e = entries[label]
             mean_std = f"{_num(e['mean'])} ± {_num(e['std'])}" if e["mean"] is not None else "n/a"
             lines.append(f"| {env} | {settings['timesteps'][env]:,} | {label} | {_iqm_ci(e)} | {mean_std} | "
                          f"{_iqm_ci(e['normalized'], 2)} | {_seeds_cell(e)} |")
@@ -232,7 +231,6 @@ def _tuning_lines(report: dict) -> list[str]:
     tuning = report["settings"].get("tuning")
     if not tuning:
         return []
-    envs = [e for e in report if e not in ("settings", "aggregate")]
     rule = ("chosen on selection seeds (keys disjoint from the reported seeds), then trained at that point on the "
             "reported seeds" if tuning["rule"] == "fresh_seeds" else
             "chosen and reported on the same seeds (DiscoBench's rule: optimistic by the maximum over the grid)")
@@ -243,8 +241,8 @@ def _tuning_lines(report: dict) -> list[str]:
              "seeds.", "",
              "| Env | Method | Chosen | Tuned IQM [95% CI] | Untuned IQM [95% CI] | Selection mean score per point |",
              "|---|---|---|---|---|---|"]
-    for env in envs:
-        for label, entry in report[env].items():
+    for env, entries in report["envs"].items():
+        for label, entry in entries.items():
             t = entry["tuning"]
             chosen = ", ".join(f"{k}={v:g}" for k, v in t["chosen"].items())
             per_point = "; ".join(f"{', '.join(f'{k}={v:g}' for k, v in p['point'].items())}: {_num(p['mean'])} "

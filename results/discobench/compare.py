@@ -11,6 +11,8 @@ import sys
 import numpy as np
 from scipy.stats import bootstrap
 
+from metadisco.evaluate.layout import read_report
+
 
 def ci(x):
     x = np.asarray([v for v in x if v is not None and np.isfinite(v)], float)
@@ -28,11 +30,11 @@ def main(log_path: str, eval_path: str) -> None:
             current = (method, f"{env.removeprefix('MinAtar/')}-MinAtar")
         elif line.startswith("{") and current:
             discobench[current] = json.loads(line)
-    report = json.load(open(eval_path))
+    report = read_report(eval_path)
     print("| env | method | score | DiscoBench's code: mean [95% CI] | metadisco evaluate: mean [95% CI] | overlap |")
     print("|---|---|---|---|---|---|")
     for (method, env), theirs in sorted(discobench.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        ours = report[env][method]
+        ours = report["envs"][env][method]
         for name, their_key, our_key in (("deterministic episodes", "eval_return", "eval_return"),
                                          ("training return, last 5%", "train_return", "final_return")):
             (m1, (lo1, hi1)), (m2, (lo2, hi2)) = ci(theirs[their_key]), ci(ours[our_key])

@@ -8,33 +8,32 @@ Several evaluation directories (comma-separated) made with the same seeds and en
 of different evaluations compare on their shared seeds (each directory's base seed and seed count must agree).
 """
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from metadisco import stats
+from metadisco.evaluate.layout import read_report
 
 
 def compare(report: dict, a: str, b: str, score: str) -> tuple[float, tuple[float, float] | None, dict]:
-    envs = [e for e in report if e not in ("settings", "aggregate")]
-    pairs = [(np.asarray(report[e][a][score], float), np.asarray(report[e][b][score], float)) for e in envs]
+    envs = report["envs"]
+    pairs = [(np.asarray(envs[e][a][score], float), np.asarray(envs[e][b][score], float)) for e in envs]
     p, ci = stats.aggregate_probability_of_improvement(pairs, seed=report["settings"]["seed"])
     return p, ci, {e: stats.probability_of_improvement(*pair) for e, pair in zip(envs, pairs, strict=True)}
 
 
 def merged(eval_dirs: str) -> dict:
     """The reports of comma-separated evaluation directories as one: per env, every method of every report."""
-    reports = [json.loads((Path(d) / "eval.json").read_text()) for d in eval_dirs.split(",")]
+    reports = [read_report(Path(d)) for d in eval_dirs.split(",")]
     first = reports[0]
     for other in reports[1:]:
         same = ("seed", "seeds", "seed_keys")
         if any(other["settings"][k] != first["settings"][k] for k in same):
             raise SystemExit(f"{eval_dirs}: the evaluations do not share their seeds ({', '.join(same)} differ)")
-        for env, methods in other.items():
-            if env not in ("settings", "aggregate"):
-                first[env] = {**first[env], **methods}
+        for env, methods in other["envs"].items():
+            first["envs"][env] = {**first["envs"][env], **methods}
     return first
 
 

@@ -4,24 +4,24 @@ under the curve and on the final return, and P(learned > X) on both (evaluate's 
     python results/value_loss_cartpole/table.py results/value_loss_cartpole > results/value_loss_cartpole/table.md
 """
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from metadisco import stats
+from metadisco.evaluate.layout import read_report
 
 root = Path(sys.argv[1])
 print("| budget | method | IQM, area under the curve [95% CI] | IQM, final return [95% CI] | "
       "P(learned > it), area | P(learned > it), final return |")
 print("|---|---|---|---|---|---|")
 for name in ("eval_1x", "eval_2x"):
-    report = json.loads((root / name / "eval.json").read_text())
-    env = next(e for e in report if e not in ("settings", "aggregate"))
+    report = read_report(root / name)
+    env = next(iter(report["envs"]))
     steps = report["settings"]["timesteps"][env]
     by_score = report["aggregate"]["probability_of_improvement_by_score"]
-    for method, entry in report[env].items():
+    for method, entry in report["envs"][env].items():
         cells = []
         for score in ("mean_return", "final_return"):
             x = stats.finite(np.asarray(entry[score], float))

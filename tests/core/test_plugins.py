@@ -74,7 +74,7 @@ def test_evaluate_and_plot_a_plugin_objective(run_dir, tmp_path):
                  "--timesteps", "1024", "--no-progress", *[x for kv in TINY_SET for x in ("--set", kv)],
                  "--out", str(out)]) == 0
     report = json.loads((out / "eval.json").read_text())
-    assert list(report["CartPole-v1"]) == ["run", "ppo"]
+    assert list(report["envs"]["CartPole-v1"]) == ["run", "ppo"]
     assert report["settings"]["methods"]["run"]["spec"]["drift"]["plugin"] == "plugin_example"
     assert main(["plot", str(run_dir), "--out", str(tmp_path / "figures")]) == 0
     assert (tmp_path / "figures" / "drift_slices_linear.png").read_bytes()[:4] == b"\x89PNG"

@@ -76,8 +76,8 @@ def test_report_files_and_statistics(evaluated):
     assert sorted(p.name for p in out.iterdir()) == ["aggregate.png", "cells", "curves_CartPole-v1.png", "eval.json",
                                                      "eval.md"]
     on_disk = json.loads((out / "eval.json").read_text())
-    assert set(on_disk) == {"settings", ENV, "aggregate"}
-    for label, entry in on_disk[ENV].items():
+    assert list(on_disk) == ["settings", "envs", "aggregate"] and list(on_disk["envs"]) == [ENV]
+    for label, entry in on_disk["envs"][ENV].items():
         assert len(entry["final_return"]) == SEEDS
         finite = [x for x in entry["final_return"] if x is not None]
         assert entry["finite_seeds"] == len(finite)
@@ -96,8 +96,8 @@ def test_cli_evaluates_a_run_directory_on_its_held_out_envs(files, tmp_path, cap
     assert main(["evaluate", files["run_dir"], "--baselines", f"ppo,{files['ppo_file']}", "--out", str(out),
                  *tiny_args()]) == 0
     report = json.loads((out / "eval.json").read_text())
-    assert [k for k in report if k not in ("settings", "aggregate")] == [ENV]  # from held_out_envs
-    assert list(report[ENV]) == ["run_a", "ppo", "ppo_copy"]
+    assert list(report["envs"]) == [ENV]  # from held_out_envs
+    assert list(report["envs"][ENV]) == ["run_a", "ppo", "ppo_copy"]
     assert report["settings"]["methods"]["run_a"]["spec"]["drift"]["kind"] == "dpo"
     assert (out / "eval.md").is_file() and (out / "curves_CartPole-v1.png").is_file()
     assert "P(run_a > ppo)" in capsys.readouterr().err
@@ -115,7 +115,7 @@ def test_diverged_seeds_are_reported_not_dropped():
     bad = MethodRun(_metrics([[1.0, 2.0]] * 3, [[1, 1]] * 3), np.array([5.0, np.nan, np.nan]),
                     np.array([1.0, np.nan, np.nan]), np.array([False, True, False]), keys, 1, 1.0)
     report = summary.summarise({ENV: {"new": bad, "ppo": ok}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
-    entry = report[ENV]["new"]
+    entry = report["envs"][ENV]["new"]
     assert entry["seed_status"] == ["ok", "diverged", "no_episode"]
     assert entry["diverged_seeds"] == [1] and entry["no_episode_seeds"] == [2] and entry["finite_seeds"] == 1
     assert entry["mean"] == 5.0 and entry["ci95"] is None  # one scored seed: no interval
@@ -127,7 +127,7 @@ def test_diverged_seeds_are_reported_not_dropped():
     assert by_score["mean_return"]["new > ppo"]["p"] == 0.0
     on_area = summary.summarise({ENV: {"new": bad, "ppo": ok}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"],
                                 score="mean_return")
-    assert on_area[ENV]["ppo"]["mean"] == 2.0 and on_area[ENV]["new"]["mean"] == 1.0
+    assert on_area["envs"][ENV]["ppo"]["mean"] == 2.0 and on_area["envs"][ENV]["new"]["mean"] == 1.0
     assert on_area["aggregate"]["score"] == "mean_return"
     assert on_area["aggregate"]["probability_of_improvement"]["new > ppo"]["p"] == 0.0
     report["settings"] = {"objective": "new", "baselines": ["ppo"], "methods": {"new": {}, "ppo": {}}, "seeds": 3,

@@ -27,9 +27,7 @@ GRID = (2.5e-4, 3e-3)  # the preset's 2.5e-4 and one more
 
 def _strip_times(report: dict) -> dict:
     """eval.json without wall times (they differ from run to run; nothing else may)."""
-    for env, entries in report.items():
-        if env in ("settings", "aggregate"):
-            continue
+    for entries in report["envs"].values():
         for entry in entries.values():
             entry.pop("call_seconds", None)
     return report
@@ -110,7 +108,7 @@ def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
 def test_reported_runs_are_the_chosen_cells(tuned):
     for rule, (report, runs, _) in tuned.items():
         for label in ("dpo", "ppo"):
-            entry = report[ENV][label]
+            entry = report["envs"][ENV][label]
             tuning = entry["tuning"]
             means = [p["mean"] for p in tuning["selection"]]
             counts = [p["scored_seeds"] for p in tuning["selection"]]
@@ -136,8 +134,8 @@ def test_the_preset_point_is_the_untuned_run(tuned):
     # 2 methods x 2 points on the scoring seeds; the preset point (2.5e-4) is shared with the untuned run.
     assert len(keys) == 4, keys
     for label in ("dpo", "ppo"):
-        untuned = report[ENV][label]["tuning"]["untuned"]
-        at_preset = report[ENV][label]["tuning"]["selection"][0]
+        untuned = report["envs"][ENV][label]["tuning"]["untuned"]
+        at_preset = report["envs"][ENV][label]["tuning"]["selection"][0]
         assert untuned["mean"] == pytest.approx(at_preset["mean"])
 
 

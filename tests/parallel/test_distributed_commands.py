@@ -66,7 +66,7 @@ def _result(name: str, out) -> object:
         report = json.loads(out.read_text())
         return report["combined"], {k: {s: v for s, v in t.items()} for k, t in report["tasks"].items()}
     report = json.loads((out / "eval.json").read_text())
-    return {label: entry["final_return"] for label, entry in report["CartPole-v1"].items()}
+    return {label: entry["final_return"] for label, entry in report["envs"]["CartPole-v1"].items()}
 
 
 MARK = {"sweep": "sweep:", "pbt": "pbt:", "evaluate": "wrote", "probe": "probing"}  # a line each command prints

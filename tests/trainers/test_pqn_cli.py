@@ -56,7 +56,7 @@ def test_inspect_evaluate_and_plot_the_td_objective(td_run, tmp_path, capsys):
     report = json.loads((out / "eval.json").read_text())
     assert report["settings"]["baselines"] == ["pqn"]
     assert report["settings"]["configs"]["CartPole-v1"]["algorithm"] == "pqn"
-    assert len(report["CartPole-v1"]["pqn"]["final_return"]) == 2
+    assert len(report["envs"]["CartPole-v1"]["pqn"]["final_return"]) == 2
     # Without --baselines a TD objective is compared with PQN, and never with PPO in the same evaluation.
     assert main(["evaluate", objective_file, "--envs", "CartPole-v1", "--baselines", "ppo", "--out",
                  str(tmp_path / "x")]) == 2

@@ -8,26 +8,27 @@ evaluated objective, as `evaluate` does); `dpo` gives P(dpo > ppo), the calibrat
         Asterix-MinAtar,Freeway-MinAtar,PointRobot-misc,Swimmer-misc,FrozenLake-misc [dpo]
 """
 
-import json
 import sys
 from types import SimpleNamespace
 
 import numpy as np
 
 from metadisco import stats
+from metadisco.evaluate.layout import read_report
 from metadisco.evaluate.summary import aggregate
 
-with open(sys.argv[1]) as f:
-    result = json.load(f)
+result = read_report(sys.argv[1])
 envs = sys.argv[2].split(",")
 methods = list(result["settings"]["methods"])
 compared = sys.argv[3] if len(sys.argv) > 3 else methods[0]
 if compared not in methods:
     sys.exit(f"subset.py: no method {compared!r} in {sys.argv[1]}; it has {', '.join(methods)}")
-runs = {e: {m: SimpleNamespace(final_return=np.asarray(result[e][m]["final_return"], float)) for m in methods}
+by_env = result["envs"]
+runs = {e: {m: SimpleNamespace(final_return=np.asarray(by_env[e][m]["final_return"], float)) for m in methods}
         for e in envs}
-normalised = {e: {m: stats.finite(result[e][m]["normalized"]["final_return"]) for m in methods} for e in envs}
-summary = aggregate(runs, normalised, {}, compared, [m for m in methods if m != compared], result["settings"]["seed"])
+normalised = {e: {m: stats.finite(by_env[e][m]["normalized"]["final_return"]) for m in methods} for e in envs}
+summary = aggregate(runs, normalised, {}, compared, [m for m in methods if m != compared], result["settings"]["seed"],
+                    scores=("final_return",))  # the one score it reads back
 print(f"envs: {', '.join(envs)}")
 for m in methods:
     block = summary["iqm_normalized"][m]
