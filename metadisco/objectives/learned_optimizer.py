@@ -24,8 +24,8 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
+from jax.flatten_util import ravel_pytree
 
 from metadisco.core.errors import UserError
 from metadisco.objectives.mlp import apply_mlp, check_hidden_sizes, start_mlp, zero_mlp
@@ -75,40 +75,41 @@ class LearnedOptimizer(Piece):
     def __call__(self, meta, inputs: OptimizerInputs, progress: Progress) -> optax.GradientTransformation:
         del progress
         learning_rate, max_grad_norm, total_steps = inputs
-        clip = optax.clip_by_global_norm(max_grad_norm)  # stateless
         adam = optax.adam(learning_rate, eps=self.eps)
-        betas = self.betas
-        total = float(max(total_steps, 1))
+        correction = _correction(meta, adam, self.betas, learning_rate, float(max(total_steps, 1)))
+        return optax.chain(optax.clip_by_global_norm(max_grad_norm), correction)
 
-        def init(params):
-            zeros = jax.tree.map(jnp.zeros_like, params)
-            return LearnedOptimizerState(adam.init(params), tuple(zeros for _ in betas), jnp.zeros((), jnp.int32))
 
-        def update(grads, state: LearnedOptimizerState, params=None):
-            if params is None:
-                raise ValueError("the learned optimiser needs params (it sees each parameter's value)")
-            grads, _ = clip.update(grads, optax.EmptyState())
-            adam_updates, adam_state = adam.update(grads, state.adam, params)
-            momenta = tuple(jax.tree.map(lambda m, g, b=b: b * m + (1.0 - b) * g, ms, grads)
-                            for b, ms in zip(betas, state.momenta, strict=True))
-            lr = learning_rate(state.count) if callable(learning_rate) else learning_rate
-            fraction = state.count.astype(jnp.float32) / total
+def _correction(meta, adam: optax.GradientTransformation, betas: tuple[float, ...], learning_rate,
+                total: float) -> optax.GradientTransformation:
+    """Adam's updates of the (clipped) gradients minus the MLP's correction; the state is
+    `LearnedOptimizerState` (Adam's own state inside, since the correction reads Adam's input and output)."""
 
-            # All parameters in one flat vector: one MLP call instead of one per leaf (far fewer small kernels).
-            flat = lambda tree: jnp.concatenate([jnp.ravel(x).astype(jnp.float32) for x in jax.tree.leaves(tree)])
-            g = flat(grads)
-            parts = _sign_log(g)
-            for m in momenta:
-                parts += _sign_log(flat(m))
-            p = flat(params)
-            parts += [p, jnp.broadcast_to(fraction, p.shape)]
-            out = apply_mlp(meta, jnp.stack(parts, axis=-1))  # [num_params, 2]
-            correction = lr * out[:, 0] * jnp.exp(out[:, 1])
-            leaves, treedef = jax.tree.flatten(adam_updates)
-            offsets = np.cumsum([0] + [x.size for x in leaves])
-            updates = jax.tree.unflatten(treedef, [
-                x - correction[start:stop].reshape(x.shape).astype(x.dtype)
-                for x, start, stop in zip(leaves, offsets[:-1], offsets[1:], strict=True)])
-            return updates, LearnedOptimizerState(adam_state, momenta, state.count + 1)
+    def init(params):
+        zeros = jax.tree.map(jnp.zeros_like, params)
+        return LearnedOptimizerState(adam.init(params), tuple(zeros for _ in betas), jnp.zeros((), jnp.int32))
 
-        return optax.GradientTransformation(init, update)
+    def update(grads, state: LearnedOptimizerState, params=None):
+        if params is None:
+            raise ValueError("the learned optimiser needs params (it sees each parameter's value)")
+        adam_updates, adam_state = adam.update(grads, state.adam, params)
+        momenta = tuple(jax.tree.map(lambda m, g, b=b: b * m + (1.0 - b) * g, ms, grads)
+                        for b, ms in zip(betas, state.momenta, strict=True))
+        lr = learning_rate(state.count) if callable(learning_rate) else learning_rate
+        fraction = state.count.astype(jnp.float32) / total
+
+        # All parameters in one flat vector: one MLP call instead of one per leaf (far fewer small kernels).
+        g, _ = ravel_pytree(grads)
+        parts = _sign_log(g)
+        for m in momenta:
+            parts += _sign_log(ravel_pytree(m)[0])
+        p, unravel = ravel_pytree(params)  # the updates have the params' tree, shapes and dtypes
+        parts += [p, jnp.broadcast_to(fraction, p.shape)]
+        out = apply_mlp(meta, jnp.stack(parts, axis=-1))  # [num_params, 2]
+        correction = lr * out[:, 0] * jnp.exp(out[:, 1])
+        # Subtracted leaf by leaf, not as one flat vector: XLA fuses that differently (measured: 1 ulp off in one
+        # parameter of 22 after 8 steps), and runs made before stay bit-identical this way.
+        updates = jax.tree.map(jnp.subtract, adam_updates, unravel(correction))
+        return updates, LearnedOptimizerState(adam_state, momenta, state.count + 1)
+
+    return optax.GradientTransformation(init, update)

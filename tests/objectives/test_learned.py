@@ -137,7 +137,8 @@ def test_learned_optimizer_with_meta_changes_updates_and_sees_progress():
     u_adam, _ = adam_tx.update(grads, adam_tx.init(params), params)
     assert not np.allclose(u_learned["w"], u_adam["w"])
     # Same gradients at a later step (training fraction 0.9) give a different correction.
-    late_state = tx.init(params)._replace(count=jnp.int32(9))
+    clip_state, state = tx.init(params)  # optax.chain(clip_by_global_norm, the learned correction)
+    late_state = (clip_state, state._replace(count=jnp.int32(9)))
     u_late, _ = tx.update(grads, late_state, params)
     assert not np.allclose(u_late["w"], u_learned["w"])
 
