@@ -5,6 +5,7 @@ shapes, are zero-mean over all parameters, are zero at zero meta-parameters (and
 run, `residual` at zero trains exactly as Adam."""
 
 import functools
+from pathlib import Path
 
 import flax.linen as nn
 import jax
@@ -376,3 +377,63 @@ def test_random_meta_trains_and_differs_from_adam():
     assert np.isfinite(ours.metrics.actor_loss).all()
     assert any(not np.allclose(x, y) for x, y in zip(jax.tree.leaves(ours.params), jax.tree.leaves(adam.params),
                                                       strict=True))
+
+
+# ----- against OPEN's own code (issue 44, item 2) -----
+
+OPEN_REFERENCE = Path(__file__).resolve().parents[1] / "data" / "open_reference.npz"
+OPEN_LAYERS = {"actor": ("actor_layers_0", "actor_layers_1", "policy_head"),
+               "critic": ("critic_layers_0", "critic_layers_1", "value_head")}
+
+
+def from_open_layout(record, prefix: str) -> dict:
+    """Arrays `prefix/{actor,critic}/Dense_i/{kernel,bias}` of OPEN's two towers -> an ActorCritic params tree."""
+    return {"params": {name: {leaf: jnp.asarray(record[f"{prefix}/{tower}/Dense_{i}/{leaf}"])
+                              for leaf in ("kernel", "bias")}
+                       for tower, names in OPEN_LAYERS.items() for i, name in enumerate(names)}}
+
+
+def test_update_equals_opens_own_code():
+    """OPEN's `GRU_Opt.update` (its network.py, run unchanged by tests/data/record_open_reference.py, whose
+    docstring has the command) on random meta-parameters, params, raw gradients (clipped per tower, some steps
+    over the clip), activations with a dead unit, and train.py's training / batch / layer proportions, for 8
+    steps: metadisco's `open` optimiser, given the same inputs through the trainer's own layout
+    (`optimizer_layout`), makes the same updates. With the noise on, OPEN's update differs from its noiseless one
+    by o2 * 1e-3 * N(0, 1) on the actor minus its mean, o2 being metadisco's third output."""
+    record = np.load(OPEN_REFERENCE)
+    meta = O.meta_from_vector(record["meta"])
+    params = from_open_layout(record, "params")
+    mask, layers = optimizer_layout(params)
+    tx = OPTIMIZERS.make("open")(meta, OptimizerInputs(3e-3, 0.5, 100), PROGRESS)
+    state = tx.init(params)
+    no_noise = jax.tree.map(lambda _: 0.0, mask)
+    steps = len(record["training_prop"])
+    for k in range(steps):
+        acts = {"params": {name: {leaf: jnp.asarray(record[f"act{k}/{tower}/Dense_{i}"]) for leaf in ("kernel", "bias")}
+                           for tower, names in OPEN_LAYERS.items() for i, name in enumerate(names)}}
+        training, batch = jnp.float32(record["training_prop"][k]), jnp.float32(record["batch_prop"][k])
+        grads = from_open_layout(record, f"grad{k}")
+        # the optimiser's own update, its noise off: the context's actor mask also names the towers to clip, so
+        # the clip is the optimiser's (`clip_towers` on the real layout) and the update `open_update` unmasked
+        clipped = O.clip_towers(grads, mask, 0.5)
+        context = OptimizerContext(acts, no_noise, layers, training, batch, jax.random.PRNGKey(k))
+        u, momenta, carry = O.open_update(meta, clipped, state.momenta, state.carry, params, context)
+        # OPEN's recorded update is old - new params in float32: exact to half an ulp of the params (~1.5e-8).
+        jax.tree.map(lambda x, ref: np.testing.assert_allclose(x, ref, rtol=1e-4, atol=1e-7), u,
+                     from_open_layout(record, f"update{k}"))
+        # and the whole transformation, noise on, moves the critic as OPEN did up to the noise's mean
+        full, _ = tx.update(grads, state, params, context=context._replace(actor_mask=mask))
+        critic = [flat(x) for x, m in zip(jax.tree.leaves(full), jax.tree.leaves(mask), strict=True) if not m]
+        reference = [flat(x) for x, m in zip(jax.tree.leaves(u), jax.tree.leaves(mask), strict=True) if not m]
+        shift = np.concatenate(critic) + np.concatenate(reference)
+        np.testing.assert_allclose(shift, shift[0], atol=1e-7)
+        state = O.OpenState(momenta, carry, state.adam)
+        params = jax.tree.map(jnp.subtract, params, u)
+    last_u = from_open_layout(record, f"update{steps - 1}")
+    residual = jax.tree.map(jnp.subtract, from_open_layout(record, "noisy_update"), last_u)
+    o2 = O.head(meta["params"], state.carry)[:, 2]  # the carry after the last step, in the params' leaf order
+    r, actor = flat(residual), flat(jax.tree.map(lambda m, x: jnp.full(x.shape, m), mask, residual)) > 0
+    np.testing.assert_allclose(r[~actor], r[~actor][0], atol=1e-7)  # the critic: only the mean's shift
+    z = (r[actor] - r[~actor][0]) / (np.asarray(o2)[actor] * O.STEP_MULT)
+    assert z.size > 400
+    assert abs(np.mean(z)) < 0.15 and 0.85 < np.std(z) < 1.15
