@@ -49,7 +49,8 @@ class RunState:
         return self.step.problem.population_rows() if self.step.problem.paired else self.step.population_size
 
     @property
-    def valid(self) -> bool:
+    def has_validation(self) -> bool:
+        """Whether the run has validation tasks (a `validation:` section), so that it keeps a best objective."""
         return bool(self.step.problem.valid_tasks)
 
     @property
@@ -112,7 +113,7 @@ class GenerationView:
 
     def mean(self):
         if self._mean is None:
-            self._mean = self.step.mean(self.es_state)
+            self._mean = self.step.solution(self.es_state)
         return self._mean
 
     @property

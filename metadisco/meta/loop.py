@@ -103,7 +103,7 @@ def _write_summary(run: RunState, done: int, say) -> None:
     if step.problem.ranked:
         summary["combine"] = ("rank: the ES is told the mean over tasks of centred ranks within each task; "
                               "fitness_* are the normalised mean over tasks")
-    if run.valid:
+    if run.has_validation:
         kept = BEST_OBJECTIVE if record.best_generation is not None else None  # None: validation never scored
         summary.update({"objective_best": kept, "best_generation": record.best_generation,
                         "best_validation": record.best_validation, "fitness_of_best": record.fitness_of_best})
@@ -145,7 +145,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
     initial = GenerationView(-1, False, es_state, {}, step)  # the ES state before the first tell
     if start == 0 and record.fitness_of_initial_mean is None and config.generations > 0:
         record.fitness_of_initial_mean = initial_fitness(step.problem, initial.mean(), baselines, say)
-    if start == 0 and run.valid and record.best_generation is None:
+    if start == 0 and run.has_validation and record.best_generation is None:
         record.validation_of_initial_mean = initial_validation(step.problem, initial.mean(), baselines, say)
         run.keep_if_best(initial.mean(), 0, record.validation_of_initial_mean)
         if record.validation_of_initial_mean is None:
@@ -156,7 +156,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
         run.write_mean(initial.mean(), 0)
         run.checkpoint(es_state, 0, metrics_lines=0)
 
-    scoring, writing = scoring_hooks(config, run.valid), writing_hooks(config)
+    scoring, writing = scoring_hooks(config, run.has_validation), writing_hooks(config)
     notify(callbacks, "on_start", start, config.generations)
     view = initial
     for g in range(start, config.generations):
@@ -176,7 +176,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
             line["task_fitness"], line["task_spread"] = task_stats(out_g.tasks, out_g.scores)
         if g == 0:
             line["fitness_of_initial_mean"] = record.fitness_of_initial_mean
-            if run.valid:
+            if run.has_validation:
                 line["validation_of_initial_mean"] = record.validation_of_initial_mean
         view = GenerationView(g, g + 1 == config.generations, es_state, line, step)
         t_mean = time.perf_counter()

@@ -70,7 +70,7 @@ def _blocks(step) -> tuple:
     state = step.init()
     population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
     train = paired.with_control(population, step.problem.control, step.devices) if step.problem.paired else population
-    valid = paired.pairs(step.mean(state), step.problem.control, 1, step.devices)[0]
+    valid = paired.pairs(step.solution(state), step.problem.control, 1, step.devices)[0]
     return train, valid
 
 

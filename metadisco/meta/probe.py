@@ -117,7 +117,7 @@ def probe(step, repeats: int = 4, progress=None, store=None) -> dict:
     random = measure_random(step.problem)
     es_state = step.init()
     population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), es_state)[0])
-    mean = step.mean(es_state)
+    mean = step.solution(es_state)
     # evosax's antithetic members are i and i + P/2: check rather than assume
     plus = jax.tree.map(lambda x: x[:k], population)
     minus = jax.tree.map(lambda x: x[P // 2:P // 2 + k], population)

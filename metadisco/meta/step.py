@@ -19,6 +19,7 @@ from a checkpoint repeats exactly what the uninterrupted run would have done.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,7 +111,7 @@ class GenerationStep:
         for g in range(10):
             state, out = step(state, g, baselines)
             print(g, out.fitness.mean())
-        meta, units = step.split(step.mean(state))   # units: None without a `hyper:` section
+        meta, units = step.split(step.solution(state))   # units: None without a `hyper:` section
         save_objective("mine.msgpack", step.objective, meta)
     """
 
@@ -133,7 +134,7 @@ class GenerationStep:
         self._tell = jax.jit(
             lambda key, pop, fitness, state: _strong(strategy.tell(key, pop, to_minimise(fitness), state)),
             out_shardings=rep)
-        self._mean = jax.jit(strategy.mean, out_shardings=rep)
+        self._solution = jax.jit(strategy.solution, out_shardings=rep)
         # PPO on the same seed keys: every learned piece at zero is the handcrafted baseline exactly, at each
         # task's own hyperparameters (units zero).
         self.problem: Problem = problem if problem is not None else MetaProblem(
@@ -158,10 +159,17 @@ class GenerationStep:
         return self._tell(hosts.to_global(key, self.mesh), population,
                           hosts.to_global(np.asarray(fitness).astype(np.float32), self.mesh), es_state)
 
+    def solution(self, es_state):
+        """The point the run stands for (host numpy pytree): the ES mean, or a GA's best member so far; the
+        objective's meta-parameters, or with a `hyper:` section {"objective": meta-parameters, "hyper": units}
+        (`split` parts them)."""
+        return hosts.to_host(self._solution(es_state))
+
     def mean(self, es_state):
-        """The ES mean (host numpy pytree): the objective's meta-parameters, or with a `hyper:` section the ES
-        point {"objective": meta-parameters, "hyper": units} (`split` parts them)."""
-        return hosts.to_host(self._mean(es_state))
+        """`solution`, by its old name (kept for one release: a GA's is its best member, not a mean)."""
+        warnings.warn("GenerationStep.mean is now GenerationStep.solution (a GA's is its best member, not a mean)",
+                      DeprecationWarning, stacklevel=2)
+        return self.solution(es_state)
 
     def split(self, point) -> tuple[Any, dict | None]:
         """(objective meta-parameters, hyper units {setting: value} or None) of an ES point or rows of them."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,11 +79,17 @@ class Strategy:
         state, _ = self.es.tell(key, population, fitness, state, self.params)
         return state
 
-    def mean(self, state):
+    def solution(self, state):
         """The meta-parameters the run stands for: the ES mean, or a GA's best member so far."""
         if self.population_based:
             return self.es._unravel_solution(state.best_solution)
         return self.es.get_mean(state)
+
+    def mean(self, state):
+        """`solution`, by its old name (kept for one release: a GA's is its best member, not a mean)."""
+        warnings.warn("Strategy.mean is now Strategy.solution (a GA's is its best member, not a mean)",
+                      DeprecationWarning, stacklevel=2)
+        return self.solution(state)
 
 
 def strategy_setting_names(name: str) -> list[str]:

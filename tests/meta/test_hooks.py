@@ -27,8 +27,8 @@ def test_record_carries_facts_it_does_not_know():
 @pytest.mark.parametrize("eval_every", [1, 2])
 def test_the_es_mean_is_computed_once_per_generation(tmp_path, monkeypatch, eval_every):
     calls = []
-    mean = GenerationStep.mean
-    monkeypatch.setattr(GenerationStep, "mean", lambda self, state: calls.append(1) or mean(self, state))
+    solution = GenerationStep.solution
+    monkeypatch.setattr(GenerationStep, "solution", lambda self, state: calls.append(1) or solution(self, state))
     generations = 3
     meta_train(tiny(generations=generations, eval_every=eval_every), tmp_path / "run", progress=False, plot=False)
     # generation 0's mean (scored, written, checkpointed), then one per generation for every hook after it

@@ -142,7 +142,7 @@ def test_a_diverged_member_scores_worst_and_the_generation_goes_on():
     assert fitness_stats(fitness)["nan_count"] == 1
     # the strategy is told that fitness for the members it asked for, and its mean stays finite
     es_state = step.tell(keys.tell, population, fitness, es_state)
-    assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(step.mean(es_state)))
+    assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(step.solution(es_state)))
 
 
 @pytest.mark.parametrize("name, extra", [("Open_ES", {"fitness_shaping": "identity", "optimizer": "sgd"}),
@@ -158,7 +158,7 @@ def test_every_strategy_survives_diverged_members(name, extra):
         population, state = strategy.ask(jax.random.PRNGKey(2 * g + 1), state)
         fitness = np.array([1.0, np.nan, 3.0, -np.inf][: config.strategy.population_size], np.float32)
         state = strategy.tell(jax.random.PRNGKey(2 * g + 2), population, to_minimise(fitness), state)
-    assert np.all(np.isfinite(np.asarray(strategy.mean(state)["w"])))
+    assert np.all(np.isfinite(np.asarray(strategy.solution(state)["w"])))
 
 
 def test_several_tasks_are_normalised_by_a_measured_ppo_baseline(tmp_path):
@@ -328,7 +328,7 @@ def test_a_users_own_loop_over_the_generation_step_matches_meta_train():
         state, out = step(state, g, baselines)
         assert out.generation == g and out.fitness.shape == (4,) and [t.name for t in out.tasks]
     result = meta_train(TINY, None, progress=False)
-    jax.tree.map(np.testing.assert_array_equal, step.mean(state), result.mean)
+    jax.tree.map(np.testing.assert_array_equal, step.solution(state), result.mean)
     assert len(result.timing.generation) == config.generations
 
 

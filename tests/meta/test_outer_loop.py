@@ -28,7 +28,7 @@ def _step(name: str, seed: int, noise: float = 0.0):
     config = parse_config(tiny(objective={"drift": {"kind": "lpo", "hidden": 2}},
                                strategy={"name": name, "population_size": 16, **STRATEGIES[name]}, seed=seed))
     start = GenerationStep(config, problem=QuadraticProblem({}, 16))  # only to read the start point's structure
-    point = start.mean(start.init())
+    point = start.solution(start.init())
     rng = np.random.default_rng(seed)
     optimum = jax.tree.map(lambda x: (0.3 * rng.standard_normal(np.shape(x))).astype(np.float32), point)
     problem = QuadraticProblem(optimum, 16, noise_std=noise, seed=seed)
@@ -46,11 +46,24 @@ def test_the_outer_loop_raises_fitness(name):
     for seed, noise in ((0, 0.0), (1, 0.002)):
         step, problem = _step(name, seed, noise)
         state = step.init()
-        before = problem.fitness_of(step.mean(state))
+        before = problem.fitness_of(step.solution(state))
         told = []
         for g in range(GENERATIONS):
             state, out = step(state, g, None)
             told.append(float(np.mean(out.fitness)))
-        after = problem.fitness_of(step.mean(state))
+        after = problem.fitness_of(step.solution(state))
         assert after > 0.5 * before, (name, seed, noise, before, after)  # both negative: |after| < |before| / 2
         assert np.mean(told[-10:]) > np.mean(told[:10]), (name, seed, noise)
+
+
+@pytest.mark.parametrize("name", ["Open_ES", "SimpleGA"])
+def test_the_old_name_mean_warns_and_gives_the_solution(name):
+    """`mean` was the name of `solution` (a GA's is its best member): kept for one release, with a warning."""
+    step, problem = _step(name, 0)
+    state, _ = step(step.init(), 0, None)
+    with pytest.warns(DeprecationWarning, match="GenerationStep.solution"):
+        old = step.mean(state)
+    jax.tree.map(np.testing.assert_array_equal, old, step.solution(state))
+    with pytest.warns(DeprecationWarning, match="Strategy.solution"):
+        old = step.strategy.mean(state)
+    jax.tree.map(np.testing.assert_array_equal, old, step.strategy.solution(state))
