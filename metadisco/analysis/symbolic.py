@@ -20,7 +20,7 @@ import sympy
 from metadisco.analysis.parametric import r_squared
 from metadisco.analysis.sym import A, R, forms, round_floats, to_numpy
 from metadisco.analysis.validity import drift_violation
-from metadisco.core.errors import UserError
+from metadisco.core.errors import SettingError, UserError
 
 OPERATORS = ("add", "sub", "mul", "div", "max", "min", "square", "neg", "tanh", "abs")
 ANCHOR_RATIOS = (0.99, 1.0, 1.01)
@@ -171,8 +171,8 @@ def distil_symbolic(r: np.ndarray, a: np.ndarray, y: np.ndarray, weights: np.nda
             continue
         valid.append((r_squared(y, to_numpy(expr)(r, a), w), program.length_, expr))
     if not valid:
-        raise UserError(f"symbolic regression found no valid drift among the {len(screened)} programs of its "
-                        f"final generation; try more --generations or --population")
+        raise SettingError(f"symbolic regression found no valid drift among the {len(screened)} programs of its "
+                           "final generation; try larger generations or population", ("generations", "population"))
     valid.sort(key=lambda item: (-item[0], item[1]))
     r2, length, expr = valid[0]
     candidates = [{**forms(e), "r2": q, "length": n} for q, n, e in valid[:5]]

@@ -24,8 +24,8 @@ import sys
 import warnings
 
 from metadisco.cli import supervise
-from metadisco.cli.common import positive_int, start_processes
-from metadisco.core.errors import MetadiscoWarning, UserError
+from metadisco.cli.common import SETTING_FLAGS, positive_int, start_processes
+from metadisco.core.errors import MetadiscoWarning, SettingError, UserError
 
 # name -> module under metadisco.cli, in the order `metadisco --help` lists them.
 COMMANDS = {
@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at interpreter exit
             return status
     except UserError as e:
-        sys.stderr.write(f"metadisco {args.command}: error: {one_line(e)}\n")
+        text = e.for_flags(SETTING_FLAGS) if isinstance(e, SettingError) else e  # the flags the user typed
+        sys.stderr.write(f"metadisco {args.command}: error: {one_line(text)}\n")
         return 2
     except BrokenPipeError:  # stdout's reader left (`metadisco envs | head`): stop quietly, as `cat` would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes

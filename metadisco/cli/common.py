@@ -17,6 +17,14 @@ from metadisco.core.io import check_output_dir
 MAX_TIMESTEPS = 2**53
 
 
+# The flag of each setting that library errors name (`metadisco.core.errors.SettingError`): a Python caller
+# passed `num_seeds`, a shell user typed `--seeds`, and each reads the name they used. One meaning per flag across
+# commands (tests/cli/test_option_names.py) is what lets one table serve every command.
+SETTING_FLAGS = {"num_seeds": "--seeds", "seed": "--seed", "envs": "--envs", "baselines": "--baselines",
+                 "tune": "--tune", "devices": "--devices", "generations": "--generations",
+                 "population": "--population"}
+
+
 def positive_int(name: str, hi: int = INT32_MAX):
     """An argparse type: a positive integer up to `hi` (1e3 is accepted; NaN, inf and fractions are not)."""
 

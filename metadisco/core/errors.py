@@ -26,6 +26,27 @@ class UserError(ValueError):
     """Bad input from the user: an unknown name, a value out of range, a missing or damaged file."""
 
 
+class SettingError(UserError):
+    """A `UserError` about settings, named in its text as the library calls them (a parameter or a config key:
+    `num_seeds must be a positive integer, got 0`), which is what a Python caller typed. The command line, whose
+    user typed flags, names its flag instead (`for_flags`: `--seeds must be a positive integer, got 0`)."""
+
+    def __init__(self, message: str, settings: tuple[str, ...]):
+        super().__init__(message)
+        self.settings = tuple(settings)
+
+    def for_flags(self, flags: dict[str, str]) -> str:
+        """The message with each of its settings that `flags` maps ({setting: flag}) named by its flag; a whole
+        word only, so `envs` is not replaced inside `held_out_envs`."""
+        import re
+
+        text = str(self)
+        for name in self.settings:
+            if name in flags:
+                text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", lambda _, f=flags[name]: f, text)
+        return text
+
+
 class DiskFullError(UserError):
     """A write the file system refused for want of space (ENOSPC, or a quota: EDQUOT). The atomic writers leave
     the file as it was, so a run stopped by it keeps its last checkpoint (`metadisco.core.io.os_error`)."""

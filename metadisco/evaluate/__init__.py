@@ -36,16 +36,19 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     from dataclasses import replace
 
     from metadisco.core.coerce import INT32_MAX, check_int, check_seed
-    from metadisco.core.errors import UserError
+    from metadisco.core.errors import SettingError, UserError
     from metadisco.core.limits import check_trainer_fits
     from metadisco.envs import split_budget
     from metadisco.runs.seeds import resolve_config
     from metadisco.trainers.hyper import with_values
 
     if num_seeds < 1:
-        raise UserError(f"--seeds must be a positive integer, got {num_seeds}")
-    check_int("--seeds", num_seeds, 1, INT32_MAX)
-    check_seed("--seed", seed)
+        raise SettingError(f"num_seeds must be a positive integer, got {num_seeds}", ("num_seeds",))
+    try:
+        check_int("num_seeds", num_seeds, 1, INT32_MAX)
+        check_seed("seed", seed)
+    except UserError as e:
+        raise SettingError(str(e), ("num_seeds", "seed")) from None
     if baselines is None:
         from metadisco.evaluate.methods import method_from
 
@@ -54,12 +57,14 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     algorithms = sorted({m.objective.algorithm for m in methods})
     if len(algorithms) > 1:
         by = {a: [m.label for m in methods if m.objective.algorithm == a] for a in algorithms}
-        raise UserError(f"one evaluation trains one algorithm: {', '.join(by['ppo'])} are for ppo and "
-                        f"{', '.join(by['pqn'])} for pqn; evaluate them apart (--baselines pqn for a TD objective)")
+        raise SettingError(f"one evaluation trains one algorithm: {', '.join(by['ppo'])} are for ppo and "
+                        f"{', '.join(by['pqn'])} for pqn; evaluate them apart (baselines pqn for a TD objective)",
+                           ("baselines",))
     if not envs:
         run_dir = without_label(objective)
         if not Path(run_dir).is_dir():
-            raise UserError("give --envs ID[,ID...] (only a meta-training run directory has default envs)")
+            raise SettingError("give envs ID[,ID...] (only a meta-training run directory has default envs)",
+                               ("envs",))
         envs = held_out_envs(run_dir)
     budgets = [split_budget(spec) for spec in envs]  # 'ID@TIMESTEPS' sets that env's budget
     ids = [env for env, _ in budgets]
@@ -67,8 +72,8 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     envs = [env if ids.count(env) == 1 else f"{env}@{budget}" for env, budget in budgets]
     duplicates = sorted({e for e in envs if envs.count(e) > 1 or "@None" in e})
     if duplicates:
-        raise UserError(f"env {duplicates[0].removesuffix('@None')!r} is given twice in --envs; give each regime "
-                        "once (the same env at several budgets: ID@TIMESTEPS each)")
+        raise SettingError(f"env {duplicates[0].removesuffix('@None')!r} is given twice in envs; give each regime "
+                           "once (the same env at several budgets: ID@TIMESTEPS each)", ("envs",))
     # Check everything the user typed before the first (long) training call.
     configs = {name: resolve_config(env, preset, overrides, budget or timesteps, algorithms[0])
                for name, (env, budget) in zip(envs, budgets, strict=True)}

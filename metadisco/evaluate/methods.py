@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metadisco.core.errors import UserError
+from metadisco.core.errors import SettingError, UserError
 from metadisco.core.io import read_yaml
 from metadisco.objectives import Objective
 from metadisco.objectives.resolve import (  # noqa: F401 (the run-directory names, for callers of this module)
@@ -66,11 +66,11 @@ def held_out_envs(run_dir: str | Path) -> list[str]:
     """The `held_out_envs` list of a run directory's config.yaml."""
     config_file = Path(run_dir) / RUN_CONFIG
     if not config_file.is_file():
-        raise UserError(f"run directory {str(run_dir)!r} has no {RUN_CONFIG}; give --envs ID[,ID...]")
+        raise SettingError(f"run directory {str(run_dir)!r} has no {RUN_CONFIG}; give envs ID[,ID...]", ("envs",))
     config = read_yaml(config_file)
     envs = config.get("held_out_envs") if isinstance(config, dict) else None
     if not envs:
-        raise UserError(f"{config_file} has no held_out_envs list; give --envs ID[,ID...]")
+        raise SettingError(f"{config_file} has no held_out_envs list; give envs ID[,ID...]", ("envs",))
     if not isinstance(envs, list) or not all(isinstance(e, str) for e in envs):
         raise UserError(f"held_out_envs in {config_file} must be a list of env ids, got {envs!r}")
     return envs

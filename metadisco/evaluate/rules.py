@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metadisco.core.errors import UserError
+from metadisco.core.errors import SettingError, UserError
 from metadisco.trainers.greedy import DEFAULT_EVAL_EPISODES
 
 SCORES = ("final_return", "mean_return", "eval_return")
@@ -94,13 +94,14 @@ def parse_tune(text: str) -> tuple[str, tuple[float, ...]]:
     name, sep, values = text.partition("=")
     name = name.strip()
     if not sep or not name or not values.strip():
-        raise UserError(f"--tune {text!r}: give SETTING=V1,V2,... (e.g. lr=1e-3,2.5e-3,5e-3)")
+        raise SettingError(f"tune {text!r}: give SETTING=V1,V2,... (e.g. lr=1e-3,2.5e-3,5e-3)", ("tune",))
     out = []
     for part in values.split(","):
         try:
             out.append(float(part))
         except ValueError:
-            raise UserError(f"--tune {text!r}: {part.strip()!r} is not a number; give SETTING=V1,V2,...") from None
+            raise SettingError(f"tune {text!r}: {part.strip()!r} is not a number; give SETTING=V1,V2,...",
+                               ("tune",)) from None
     return name, tuple(out)
 
 

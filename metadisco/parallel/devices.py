@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from metadisco.core.errors import UserError
+from metadisco.core.errors import SettingError, UserError
 
 DISTRIBUTED_ENV_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
 
@@ -113,8 +113,8 @@ def select(count: int | None = None) -> list:
     if count is None:
         return devices
     if count < 1:
-        raise UserError(f"--devices must be a positive integer, got {count}")
+        raise SettingError(f"devices must be a positive integer, got {count}", ("devices",))
     if count > len(devices):
-        raise UserError(f"--devices {count}: this process has only {len(devices)} device(s) "
-                        f"({devices[0].platform})")
+        raise SettingError(f"devices {count}: this process has only {len(devices)} device(s) "
+                           f"({devices[0].platform})", ("devices",))
     return devices[:count]

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from metadisco.cli import main
+from metadisco.cli.common import SETTING_FLAGS
 from metadisco.cli.evaluate_cmd import SCORE_CHOICES, TUNE_RULE_CHOICES
 from metadisco.core.cells import CellStore, pack_array, unpack_array
-from metadisco.core.errors import UserError
+from metadisco.core.errors import SettingError, UserError
 from metadisco.evaluate import Rules, evaluate, selection_keys
 from metadisco.evaluate.rules import SCORES, TUNE_RULES, best_point, choice_key, parse_tune
 from metadisco.runs.seeds import seed_keys
@@ -53,8 +54,9 @@ def test_cli_choices_are_the_library_s():
 def test_parse_tune_and_grid():
     assert parse_tune("lr=1e-3, 2.5e-3") == ("lr", (1e-3, 2.5e-3))
     for bad in ("lr", "=1,2", "lr=", "lr=1,x"):
-        with pytest.raises(UserError, match="--tune"):
+        with pytest.raises(SettingError, match=r"^tune ") as caught:  # the library's name; the CLI says --tune
             parse_tune(bad)
+        assert caught.value.for_flags(SETTING_FLAGS).startswith("--tune ")
     rules = Rules(tune=(("lr", (1.0, 2.0)), ("gamma", (0.9, 0.99, 0.999))))
     assert len(rules.grid()) == 6 and rules.grid()[1] == {"lr": 1.0, "gamma": 0.99}
     with pytest.raises(UserError, match="repeats"):
