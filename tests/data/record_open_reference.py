@@ -6,7 +6,7 @@ Runs OPEN's code (AlexGoldie/rl-learned-optimization at b65037b, Apache-2.0: `rl
 environment OPEN pins (results/open/README.md: a venv with jax 0.5.3, flax 0.10.5, optax 0.2.4, gymnax 0.0.6):
 
     /tmp/open_venv/bin/python tests/data/record_open_reference.py /tmp/open_src/rl_optimizer \
-        tests/data/open_reference.npz
+        tests/data/open_reference.json
 
 What it records, in OPEN's own layout (actor and critic towers {"params": {"Dense_i": {kernel, bias}}}, obs 12,
 hidden 16, 3 actions): a random meta-parameter vector (1,211, normal * 0.5; not OPEN's released weights) and
@@ -19,8 +19,10 @@ the noise mask off; at the last step also the update with train.py's mask (noise
 
 from __future__ import annotations
 
+import json
 import sys
 import types
+from pathlib import Path
 
 STEPS = 8
 OBS, HIDDEN, ACTIONS = 12, 16, 3
@@ -104,7 +106,13 @@ def main(open_src: str, out: str) -> None:
         put(f"update{k}", jax.tree.map(lambda a, b: a - b, old, {"actor": state_a.params, "critic": state_c.params}))
     record["training_prop"] = np.asarray(training, np.float32)
     record["batch_prop"] = np.asarray(batch, np.float32)
-    np.savez_compressed(out, **record)
+    # Text, not .npz (no binaries in the repository): each float32 in its shortest exact decimal form.
+    def f32(x):
+        return np.format_float_scientific(np.float32(x), unique=True, trim="-")
+
+    rows = [json.dumps(k) + ':{"shape":' + json.dumps(list(np.shape(a))) + ',"data":['
+            + ",".join(f32(x) for x in np.ravel(a)) + "]}" for k, a in record.items()]
+    Path(out).write_text("{" + ",\n".join(rows) + "}\n")
     print(f"wrote {out}: {len(record)} arrays; training {training}; batch {batch}")
 
 

@@ -5,6 +5,7 @@ shapes, are zero-mean over all parameters, are zero at zero meta-parameters (and
 run, `residual` at zero trains exactly as Adam."""
 
 import functools
+import json
 from pathlib import Path
 
 import flax.linen as nn
@@ -381,7 +382,12 @@ def test_random_meta_trains_and_differs_from_adam():
 
 # ----- against OPEN's own code (issue 44, item 2) -----
 
-OPEN_REFERENCE = Path(__file__).resolve().parents[1] / "data" / "open_reference.npz"
+OPEN_REFERENCE = Path(__file__).resolve().parents[1] / "data" / "open_reference.json"
+
+
+def load_reference(path: Path) -> dict[str, np.ndarray]:
+    """tests/data/open_reference.json: {name: {"shape", "data"}} of float32 arrays, each number exact."""
+    return {k: np.asarray(v["data"], np.float32).reshape(v["shape"]) for k, v in json.loads(path.read_text()).items()}
 OPEN_LAYERS = {"actor": ("actor_layers_0", "actor_layers_1", "policy_head"),
                "critic": ("critic_layers_0", "critic_layers_1", "value_head")}
 
@@ -400,7 +406,7 @@ def test_update_equals_opens_own_code():
     steps: metadisco's `open` optimiser, given the same inputs through the trainer's own layout
     (`optimizer_layout`), makes the same updates. With the noise on, OPEN's update differs from its noiseless one
     by o2 * 1e-3 * N(0, 1) on the actor minus its mean, o2 being metadisco's third output."""
-    record = np.load(OPEN_REFERENCE)
+    record = load_reference(OPEN_REFERENCE)
     meta = O.meta_from_vector(record["meta"])
     params = from_open_layout(record, "params")
     mask, layers = optimizer_layout(params)
