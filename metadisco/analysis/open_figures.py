@@ -56,8 +56,7 @@ def surface_features(param: jax.Array, grad: jax.Array, momentum: jax.Array, tra
     layer, batch scalars; dorm broadcastable to shape)."""
     if momentum.shape == grad.shape:
         momentum = jnp.broadcast_to(momentum[..., None], grad.shape + (len(O.DECAYS),))
-    decays = jnp.asarray(O.DECAYS, grad.dtype)
-    momentum = decays * momentum + (1.0 - decays) * grad[..., None]
+    momentum = O.update_momenta(momentum, grad)
     return O.tensor_features(param, grad, momentum, jnp.float32(training), float(layer), jnp.float32(batch),
                              jnp.asarray(dorm, grad.dtype))
 
@@ -69,8 +68,7 @@ def open_surface(meta: dict, features: jax.Array, carry: jax.Array | None = None
         carry = jnp.zeros(features.shape[:-1] + (gru,), features.dtype)
     carry = O.gru_cell(meta["gru_params"], carry, features)
     out = O.head(meta["params"], carry)
-    step = out[..., 0] * O.STEP_MULT * jnp.exp(out[..., 1] * O.EXP_MULT)
-    return Surface(step, out[..., 2] * O.STEP_MULT, carry)
+    return Surface(O.deterministic_step(out), out[..., 2] * O.STEP_MULT, carry)
 
 
 def settled_carry(meta: dict, features: jax.Array, steps: int = SETTLE_STEPS) -> jax.Array:

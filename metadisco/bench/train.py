@@ -162,9 +162,7 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
             compile_s, run_s = _timed(trainer, keys, meta)
             figures[name] = {"steps_per_second": n * steps / run_s, "seconds_per_update": run_s / config.num_updates,
                              "compile_seconds": compile_s}
-        for name in learned:
-            figures[name]["cost"] = figures["adam"]["steps_per_second"] / figures[name]["steps_per_second"]
-        out[f"seeds_{n}"] = figures
+        out[f"seeds_{n}"] = _with_costs(figures, learned)
     if population:
         keys = seed_keys(population)
         figures = {}
@@ -175,10 +173,15 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
             trainer = jax.vmap(lambda k, m, train=trains[name]: train(k, m).metrics.episode_return, in_axes=axes)
             compile_s, run_s = _timed(trainer, keys, metas)
             figures[name] = {"steps_per_second": population * steps / run_s, "compile_seconds": compile_s}
-        for name in learned:
-            figures[name]["cost"] = figures["adam"]["steps_per_second"] / figures[name]["steps_per_second"]
-        out["population"] = {"members": population, **figures}
+        out["population"] = {"members": population, **_with_costs(figures, learned)}
     return out
+
+
+def _with_costs(figures: dict, learned: list[str]) -> dict:
+    """`figures` with each learned piece's `cost`: Adam's steps/s over its own (1.0 = free)."""
+    for name in learned:
+        figures[name]["cost"] = figures["adam"]["steps_per_second"] / figures[name]["steps_per_second"]
+    return figures
 
 
 def _small_random_meta(objective, member: int):

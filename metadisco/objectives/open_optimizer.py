@@ -120,6 +120,17 @@ def head(theta: dict, h: jax.Array) -> jax.Array:
 
 # ----- inputs -----
 
+def update_momenta(momenta: jax.Array, grad: jax.Array) -> jax.Array:
+    """OPEN's momenta at its timescales: momenta [..., len(DECAYS)], grad [...] -> [..., len(DECAYS)]."""
+    decays = jnp.asarray(DECAYS, grad.dtype)
+    return decays * momenta + (1.0 - decays) * grad[..., None]
+
+
+def deterministic_step(out: jax.Array) -> jax.Array:
+    """OPEN's update before its noise: the network's output [..., 3] -> o0 * 1e-3 * exp(1e-3 * o1), [...]."""
+    return out[..., 0] * STEP_MULT * jnp.exp(out[..., 1] * EXP_MULT)
+
+
 def dormancy(activation: jax.Array) -> jax.Array:
     """OPEN's dormancy of a layer's units: a [units] (mean |activation| per unit) -> a / mean(|a|), after + 1e-11."""
     a = activation + DORMANCY_EPS
@@ -174,8 +185,7 @@ def open_update(meta: dict, grads: Any, momenta: jax.Array, carry: jax.Array, pa
     sizes = [x.size for x in g_leaves]
     offsets = np.cumsum([0] + sizes)
     g_flat = jnp.concatenate([jnp.ravel(g) for g in g_leaves])
-    decays = jnp.asarray(DECAYS, g_flat.dtype)
-    momenta = decays * momenta + (1.0 - decays) * g_flat[:, None]
+    momenta = update_momenta(momenta, g_flat)
 
     features = []
     for i, (p, g) in enumerate(zip(p_leaves, g_leaves, strict=True)):
@@ -186,7 +196,7 @@ def open_update(meta: dict, grads: Any, momenta: jax.Array, carry: jax.Array, pa
         features.append(x.reshape(-1, NUM_INPUTS))
     carry = gru_cell(meta["gru_params"], carry, jnp.concatenate(features, axis=0))
     out = head(meta["params"], carry)
-    step = out[:, 0] * STEP_MULT * jnp.exp(out[:, 1] * EXP_MULT)
+    step = deterministic_step(out)
     actor = jnp.concatenate([jnp.full((n,), float(bool(mk)), g_flat.dtype)
                              for n, mk in zip(sizes, mask_leaves, strict=True)])
     noise = jax.random.normal(context.key, step.shape, step.dtype)
