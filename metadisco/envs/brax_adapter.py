@@ -82,8 +82,10 @@ class BraxEnv:
         self.env = envs.get_environment(name, **kwargs)
         self.episode_length = episode_length
         size = int(self.env.action_size)
-        self.spec = EnvSpec(env_id, (int(self.env.observation_size),), False, size, (-1.0,) * size,
-                            (1.0,) * size)
+        # brax's own `observation_size` runs `reset` op by op, compiling hundreds of small programs (30 s for Ant
+        # on a CPU); its shape alone needs no computation.
+        observation = jax.eval_shape(self.env.reset, jax.random.PRNGKey(0)).obs
+        self.spec = EnvSpec(env_id, (int(observation.shape[-1]),), False, size, (-1.0,) * size, (1.0,) * size)
 
     def reset(self, key):
         state = _as_float32(self.env.reset(key))
