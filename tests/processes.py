@@ -1,12 +1,21 @@
 """What the tests that run the command line in child processes share: their time limit, a file's line count
 (how far a run has got), and a SIGKILL at a random point of a run."""
 
+import ctypes
 import os
 import random
 import signal
 import time
 
 TIMEOUT = 600  # seconds a child process may take before the test fails
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` of a child process: the kernel kills it when the test process dies, so that a crashed test
+    worker leaves no command running (in its own session, out of reach of the worker's process group) to hold the
+    machine's cores for the rest of the suite."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def line_count(path) -> int:

@@ -12,7 +12,7 @@ import sys
 import time
 
 import yaml
-from processes import TIMEOUT, line_count
+from processes import TIMEOUT, die_with_parent, line_count
 from tiny_meta import read_metrics, tiny
 
 GENERATIONS = 40
@@ -33,7 +33,7 @@ def _two(config_path, run, *extra):
         procs.append(subprocess.Popen([sys.executable, "-m", "metadisco", "meta-train", str(config_path), "--out",
                                        str(run), "--distributed", "--no-progress", *extra], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      start_new_session=True))
+                                      start_new_session=True, preexec_fn=die_with_parent))
     return procs
 
 

@@ -15,7 +15,7 @@ import sys
 import jax
 import pytest
 import yaml
-from processes import TIMEOUT
+from processes import TIMEOUT, die_with_parent
 from tiny_meta import tiny
 
 from metadisco.cli import main
@@ -74,7 +74,7 @@ MARK = {"sweep": "sweep:", "pbt": "pbt:", "evaluate": "wrote", "probe": "probing
 
 def _run(argv, env) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "metadisco", *argv, "--no-progress"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
 
 
 @pytest.mark.parametrize("name", ["sweep", "evaluate", "pbt", "probe"])

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 import yaml
-from processes import TIMEOUT, kill_at_random_point, line_count
+from processes import TIMEOUT, die_with_parent, kill_at_random_point, line_count
 from tiny_train import TINY
 
 from metadisco.core.errors import UserError
@@ -171,7 +171,8 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
 
     def cli(out, *extra):
         return subprocess.Popen([sys.executable, "-m", "metadisco", "pbt", str(config_path), "--out", str(out),
-                                 *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=die_with_parent)
 
     _, err = (proc := cli(reference)).communicate(timeout=TIMEOUT)  # uninterrupted
     assert proc.returncode == 0, err[-2000:]
