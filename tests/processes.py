@@ -1,10 +1,12 @@
-"""What the tests that run the command line in child processes share: their time limit, a file's line count
-(how far a run has got), and a SIGKILL at a random point of a run."""
+"""What the tests that run the command line in child processes share: how to start one, their time limit, a
+file's line count (how far a run has got), and a SIGKILL at a random point of a run."""
 
 import ctypes
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 
 TIMEOUT = 600  # seconds a child process may take before the test fails
@@ -16,6 +18,13 @@ def die_with_parent() -> None:
     worker leaves no command running (in its own session, out of reach of the worker's process group) to hold the
     machine's cores for the rest of the suite."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def start_metadisco(argv, **popen) -> subprocess.Popen:
+    """`python -m metadisco ARGV` in a child process that dies with the test process, its output captured as text;
+    `popen`: more `subprocess.Popen` arguments (env, start_new_session)."""
+    return subprocess.Popen([sys.executable, "-m", "metadisco", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent, **popen)
 
 
 def line_count(path) -> int:

@@ -12,7 +12,7 @@ import sys
 import time
 
 import yaml
-from processes import TIMEOUT, die_with_parent, line_count
+from processes import TIMEOUT, line_count, start_metadisco
 from tiny_meta import read_metrics, tiny
 
 GENERATIONS = 40
@@ -30,10 +30,8 @@ def _two(config_path, run, *extra):
     for i in range(2):
         env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
                "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": str(i)}
-        procs.append(subprocess.Popen([sys.executable, "-m", "metadisco", "meta-train", str(config_path), "--out",
-                                       str(run), "--distributed", "--no-progress", *extra], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      start_new_session=True, preexec_fn=die_with_parent))
+        procs.append(start_metadisco(["meta-train", str(config_path), "--out", str(run), "--distributed",
+                                      "--no-progress", *extra], env=env, start_new_session=True))
     return procs
 
 

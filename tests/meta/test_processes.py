@@ -10,21 +10,17 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 
 import pytest
 import yaml
-from processes import TIMEOUT, die_with_parent, kill_at_random_point, line_count
+from processes import TIMEOUT, kill_at_random_point, line_count, start_metadisco
 from tiny_meta import fitness_columns, read_metrics, tiny
 
 from metadisco.meta.loop import meta_train
 
 
 def cli(config_path, out, *extra, env=None):
-    return subprocess.Popen([sys.executable, "-m", "metadisco", "meta-train", str(config_path), "--out", str(out),
-                             *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=die_with_parent)
+    return start_metadisco(["meta-train", str(config_path), "--out", str(out), *extra], env=env)
 
 
 def finish(proc) -> str:

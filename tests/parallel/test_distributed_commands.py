@@ -10,12 +10,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
 
 import jax
 import pytest
 import yaml
-from processes import TIMEOUT, die_with_parent
+from processes import TIMEOUT, start_metadisco
 from tiny_meta import tiny
 
 from metadisco.cli import main
@@ -73,8 +72,7 @@ MARK = {"sweep": "sweep:", "pbt": "pbt:", "evaluate": "wrote", "probe": "probing
 
 
 def _run(argv, env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "metadisco", *argv, "--no-progress"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+    return start_metadisco([*argv, "--no-progress"], env=env)
 
 
 @pytest.mark.parametrize("name", ["sweep", "evaluate", "pbt", "probe"])

@@ -5,14 +5,12 @@ ends byte-identical to an uninterrupted run."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import jax
 import numpy as np
 import pytest
 import yaml
-from processes import TIMEOUT, die_with_parent, kill_at_random_point, line_count
+from processes import TIMEOUT, kill_at_random_point, line_count, start_metadisco
 from tiny_train import TINY
 
 from metadisco.core.errors import UserError
@@ -170,9 +168,7 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path):
     reference, run = tmp_path / "reference", tmp_path / "run"
 
     def cli(out, *extra):
-        return subprocess.Popen([sys.executable, "-m", "metadisco", "pbt", str(config_path), "--out", str(out),
-                                 *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=die_with_parent)
+        return start_metadisco(["pbt", str(config_path), "--out", str(out), *extra])
 
     _, err = (proc := cli(reference)).communicate(timeout=TIMEOUT)  # uninterrupted
     assert proc.returncode == 0, err[-2000:]
