@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import yaml
+from processes import TIMEOUT, start_metadisco
 from tiny_meta import read_metrics, tiny
 
 from metadisco.cli import main
@@ -88,11 +89,15 @@ def test_flatten_keeps_numbers_and_joins_names():
 
 
 def test_meta_train_tracks_every_generation_in_both(tmp_path):
+    """In a child process, as a user runs it: wandb leaves threads and a service process behind in the process
+    that used it, which a test worker would carry through every later test."""
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(tiny(generations=3)))
     out = tmp_path / "run"
-    assert main(["meta-train", str(config), "--out", str(out), "--no-progress",
-                 "--track", "wandb", "--track", "tensorboard"]) == 0
+    proc = start_metadisco(["meta-train", str(config), "--out", str(out), "--no-progress",
+                            "--track", "wandb", "--track", "tensorboard"])
+    _, stderr = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, stderr
     lines = read_metrics(out)
     history = wandb_history(out)
     assert [row["_step"] for row in history] == [line["generation"] for line in lines]
