@@ -22,7 +22,7 @@ MAX_TIMESTEPS = 2**53
 # commands (tests/cli/test_option_names.py) is what lets one table serve every command.
 SETTING_FLAGS = {"num_seeds": "--seeds", "seed": "--seed", "envs": "--envs", "baselines": "--baselines",
                  "tune": "--tune", "devices": "--devices", "generations": "--generations",
-                 "population": "--population"}
+                 "population": "--population", "out": "--out", "resume": "--resume", "override": "--set"}
 
 
 def positive_int(name: str, hi: int = INT32_MAX):

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from metadisco.core.errors import UserError, shorten
+from metadisco.core.errors import SettingError, UserError, shorten
 from metadisco.core.io import read_json, to_jsonable, write_json
 
 PLAN = "plan.json"
@@ -99,14 +99,15 @@ class CellStore:
             return
         if plan_file.exists():
             if not resume:
-                raise UserError(f"{output} already holds the cells of a {command} run ({self.directory}); give "
-                                "--resume to finish it (only missing cells run), or another --out")
+                raise SettingError(f"{shorten(str(output))} already holds the cells of a {command} run "
+                                   f"({shorten(str(self.directory))}); give resume to finish it (only missing cells "
+                                   "run), or another out", ("resume", "out"))
             stored = read_json(plan_file)
             stored_settings = stored.get("settings") if isinstance(stored, dict) else None
             difference = first_difference(stored_settings, self.settings)
             if difference:
-                raise UserError(f"--resume: the command differs from the one that made {plan_file} ({difference}); "
-                                f"give the same settings, or another --out")
+                raise SettingError(f"resume: the command differs from the one that made {shorten(str(plan_file))} "
+                                   f"({difference}); give the same settings, or another out", ("resume", "out"))
             self._load()
         elif write:
             write_json(plan_file, {"command": command, "settings": self.settings})

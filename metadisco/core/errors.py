@@ -37,14 +37,18 @@ class SettingError(UserError):
 
     def for_flags(self, flags: dict[str, str]) -> str:
         """The message with each of its settings that `flags` maps ({setting: flag}) named by its flag; a whole
-        word only, so `envs` is not replaced inside `held_out_envs`."""
+        word only, so `envs` is not replaced inside `held_out_envs`, and never inside a quoted value (a path
+        'runs/out' stays as the user gave it)."""
         import re
 
-        text = str(self)
+        # Quoted values (as `shorten` and repr print them) alternate with the words between them; an apostrophe
+        # inside a word ("doesn't") opens no quote.
+        parts = re.split(r"""((?<!\w)'[^']*'(?!\w)|(?<!\w)"[^"]*"(?!\w))""", str(self))
         for name in self.settings:
             if name in flags:
-                text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", lambda _, f=flags[name]: f, text)
-        return text
+                word = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
+                parts = [part if i % 2 else word.sub(lambda _, f=flags[name]: f, part) for i, part in enumerate(parts)]
+        return "".join(parts)
 
 
 class DiskFullError(UserError):

@@ -17,7 +17,7 @@ from dataclasses import fields
 from typing import Any
 
 from metadisco.core.coerce import coerce
-from metadisco.core.errors import UserError, shorten, unknown_name_error
+from metadisco.core.errors import SettingError, UserError, shorten, unknown_name_error
 from metadisco.core.safe_yaml import check_plain_data, load_value
 
 _REQUIRED = dataclasses.MISSING
@@ -82,10 +82,10 @@ def plain_data(value):
 def split_assignment(item: str) -> tuple[str, str]:
     """Split 'key=value' into its two halves, with a clear error when there is no '='."""
     if "=" not in item:
-        raise UserError(f"malformed --set {shorten(item)}; expected key=value")
+        raise SettingError(f"malformed override {shorten(item)}; expected key=value", ("override",))
     key, value = item.split("=", 1)
     if not key.strip():
-        raise UserError(f"malformed --set {shorten(item)}; the key is empty")
+        raise SettingError(f"malformed override {shorten(item)}; the key is empty", ("override",))
     return key.strip(), value.strip()
 
 
@@ -127,8 +127,8 @@ def _set_path(data: dict, key: str, value: Any) -> None:
         where = shorten(".".join(parts[:depth])).strip("'") or "(top level)"
         if isinstance(node, list):
             if not (part.isascii() and part.isdigit()) or len(part) > 9 or int(part) >= len(node):
-                raise UserError(f"--set {key}: {where} is a list of {len(node)} entries; "
-                                f"use an index 0..{len(node) - 1}, got {shorten(part)}")
+                raise SettingError(f"override {key}: {where} is a list of {len(node)} entries; "
+                                   f"use an index 0..{len(node) - 1}, got {shorten(part)}", ("override",))
             index = int(part)
             if last:
                 node[index] = value
@@ -142,7 +142,7 @@ def _set_path(data: dict, key: str, value: Any) -> None:
                     node[part] = {}
                 node = node[part]
         else:
-            raise UserError(f"--set {key}: {where} is a value, not a mapping or list")
+            raise SettingError(f"override {key}: {where} is a value, not a mapping or list", ("override",))
 
 
 def with_overrides(data: Any, overrides, what: str) -> dict:

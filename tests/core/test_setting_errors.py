@@ -12,7 +12,7 @@ from metadisco.evaluate import prepare
 def test_only_whole_names_of_the_error_s_settings_become_flags():
     rng = np.random.default_rng(0)
     words = ["envs", "held_out_envs", "num_seeds", "seeds", "seed", "tune", "devices", "device(s)", "env.envs",
-             "the", "4", "'lr=x'", "--envs"]
+             "the", "4", "'lr=x'", "--envs", "'envs'", "'runs/seed'", '"tune"', "doesn't"]  # quoted: left alone
     for _ in range(300):
         text = " ".join(rng.choice(words, size=int(rng.integers(1, 9))))
         settings = tuple(rng.choice(["envs", "num_seeds", "seed", "tune", "devices"], size=2, replace=False))
@@ -22,6 +22,15 @@ def test_only_whole_names_of_the_error_s_settings_become_flags():
         for before, after in zip(text.split(" "), out, strict=True):
             expected = SETTING_FLAGS[before] if before in settings else before
             assert after == expected, (text, settings)
+
+
+def test_a_quoted_value_keeps_the_words_of_settings():
+    error = SettingError("'runs/out' is not empty; pass resume to continue the run there, or choose a new out",
+                         ("resume", "out"))
+    assert error.for_flags(SETTING_FLAGS) == ("'runs/out' is not empty; pass --resume to continue the run there, "
+                                              "or choose a new --out")
+    error = SettingError("override doesn't fit 'override' (override's key)", ("override",))
+    assert error.for_flags(SETTING_FLAGS) == "--set doesn't fit 'override' (--set's key)"
 
 
 def test_a_setting_it_does_not_name_is_left_alone():

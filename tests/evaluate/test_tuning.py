@@ -96,7 +96,7 @@ def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
     cells = tmp_path / "cells"
     store = CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
     store.put("a", {"x": 1})
-    with pytest.raises(UserError, match="already holds the cells.*--resume"):
+    with pytest.raises(UserError, match="already holds the cells.*; give resume to finish it"):
         CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=False, command="evaluate")
     with pytest.raises(UserError, match=r"seeds: 3 -> 4"):
         CellStore(cells, {"seeds": 4, "lr": [1.0]}, resume=True, command="evaluate")

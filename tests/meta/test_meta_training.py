@@ -216,7 +216,7 @@ def test_resume_from_an_older_checkpoint_is_exact(reference_run, tmp_path):
 
 def test_existing_directory_without_resume_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(UserError, match="is not empty; pass --resume"):
+    with pytest.raises(UserError, match="is not empty; pass resume"):
         meta_train(tiny(), tmp_path, progress=False)
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
     assert (tmp_path / "notes.txt").read_text() == "mine"
