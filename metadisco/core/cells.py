@@ -99,14 +99,14 @@ class CellStore:
             return
         if plan_file.exists():
             if not resume:
-                raise SettingError(f"{shorten(str(output))} already holds the cells of a {command} run "
-                                   f"({shorten(str(self.directory))}); give resume to finish it (only missing cells "
+                raise SettingError(f"{str(output)!r} already holds the cells of a {command} run "
+                                   f"({str(self.directory)!r}); give resume to finish it (only missing cells "
                                    "run), or another out", ("resume", "out"))
             stored = read_json(plan_file)
             stored_settings = stored.get("settings") if isinstance(stored, dict) else None
             difference = first_difference(stored_settings, self.settings)
             if difference:
-                raise SettingError(f"resume: the command differs from the one that made {shorten(str(plan_file))} "
+                raise SettingError(f"resume: the command differs from the one that made {str(plan_file)!r} "
                                    f"({difference}); give the same settings, or another out", ("resume", "out"))
             self._load()
         elif write:

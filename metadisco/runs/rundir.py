@@ -28,7 +28,7 @@ from typing import Any
 
 from metadisco.core import checkpoint as ckpt_lib
 from metadisco.core import lock as rundir_lock
-from metadisco.core.errors import SettingError, UserError, shorten
+from metadisco.core.errors import SettingError, UserError
 from metadisco.core.io import atomic_write_text, os_error, read_text, read_yaml, to_jsonable
 
 CONFIG = "config.yaml"
@@ -80,7 +80,7 @@ class RunDir:
     def _refuse_non_empty(self, resume: bool) -> None:
         if not resume and self.writer and self.path.is_dir() and any(not rundir_lock.is_lock_file(p)
                                                                      for p in self.path.iterdir()):
-            raise SettingError(f"{shorten(str(self.path))} is not empty; pass resume to continue the run there, "
+            raise SettingError(f"{str(self.path)!r} is not empty; pass resume to continue the run there, "
                                "or choose a new out", ("resume", "out"))
 
     def resume_point(self, resume: bool, config_yaml: str, config_dict: dict, mesh=None
@@ -90,7 +90,7 @@ class RunDir:
         from metadisco.parallel import hosts
 
         if self.path.exists() and not self.path.is_dir():
-            raise SettingError(f"out {shorten(str(self.path))} is a file; give a directory", ("out",))
+            raise SettingError(f"out {str(self.path)!r} is a file; give a directory", ("out",))
         if not resume:
             self._refuse_non_empty(resume)
             return None
