@@ -142,6 +142,14 @@ def add_dry_run_options(parser: argparse.ArgumentParser) -> None:
                             metavar="X", help=f"the accelerator's {what} (overrides --accelerator's)")
 
 
+def dry_run_accelerator(args):
+    """The `metadisco.parallel.cost.Accelerator` that `add_dry_run_options`' flags name."""
+    from metadisco.parallel import cost
+
+    return cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
+                            args.accelerator_memory)
+
+
 def positive_float(name: str):
     """An argparse type: a finite number > 0 (1e12 is fine)."""
 

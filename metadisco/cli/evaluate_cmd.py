@@ -10,6 +10,7 @@ from metadisco.cli.common import (
     add_dry_run_options,
     add_set_option,
     comma_separated,
+    dry_run_accelerator,
     positive_int,
     say,
     seed_int,
@@ -117,10 +118,9 @@ def dry_run(args) -> int:
     """Plan the evaluation (`metadisco.evaluate.plan`): compile each call, print its cost; train and write nothing."""
     from metadisco.evaluate import prepare
     from metadisco.evaluate.plan import plan_evaluation, render
-    from metadisco.parallel import cost, devices
+    from metadisco.parallel import devices
 
-    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
-                           args.accelerator_memory)
+    acc = dry_run_accelerator(args)
     rules = rules_of(args)
     methods, envs, configs = prepare(args.objective, args.envs, args.baselines, args.seeds, args.timesteps,
                                      args.overrides, args.seed, args.preset, rules)

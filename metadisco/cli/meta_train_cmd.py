@@ -9,6 +9,7 @@ from metadisco.cli.common import (
     add_seed_option,
     add_set_option,
     add_track_option,
+    dry_run_accelerator,
     open_tracking,
     say,
     seed_override,
@@ -104,13 +105,12 @@ def dry_run(args, config) -> int:
     """Plan the run (`metadisco.meta.plan`): compile, call each program once, print; write nothing."""
     from metadisco.meta.plan import plan, render
     from metadisco.meta.step import GenerationStep
-    from metadisco.parallel import cost, devices
+    from metadisco.parallel import devices
     from metadisco.parallel.sharding import make_mesh
 
     if args.resume:
         raise UserError("--dry-run plans a new run; leave out --resume")
-    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
-                           args.accelerator_memory)
+    acc = dry_run_accelerator(args)
     mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
     programs = len(step.problem.tasks) + len(step.problem.valid_tasks)

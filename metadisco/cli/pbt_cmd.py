@@ -10,6 +10,7 @@ from metadisco.cli.common import (
     add_seed_option,
     add_set_option,
     add_track_option,
+    dry_run_accelerator,
     is_writer,
     open_tracking,
     say,
@@ -69,8 +70,7 @@ def dry_run(args, cfg) -> int:
     from metadisco.parallel import cost, devices
     from metadisco.search.pbt.run import PBT
 
-    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
-                           args.accelerator_memory)
+    acc = dry_run_accelerator(args)
     used = devices.select(args.devices)
     say("dry run: compiling the initial population and one round; nothing is trained or written")
     pbt = PBT(cfg, used)

@@ -9,6 +9,7 @@ from metadisco.cli.common import (
     add_dry_run_options,
     add_seed_option,
     add_set_option,
+    dry_run_accelerator,
     is_writer,
     output_dir,
     say,
@@ -78,8 +79,7 @@ def dry_run(args, cfg) -> int:
     from metadisco.parallel import cost, devices
     from metadisco.search.sweep import plan_sweep
 
-    acc = cost.accelerator(args.accelerator, args.accelerator_flops, args.accelerator_bandwidth,
-                           args.accelerator_memory)
+    acc = dry_run_accelerator(args)
     used = devices.select(args.devices)
     say("dry run: compiling the sweep's one call; nothing is trained or written")
     for line in cost.render_plan(plan_sweep(cfg, used), acc, len(used), "whole sweep",

@@ -205,8 +205,7 @@ def accelerator(name: str | None, flops: float | None = None, bandwidth: float |
     given; with no name, all three figures must be given."""
     if name is None:
         if None in (flops, bandwidth, memory_bytes):
-            raise UserError(f"give --accelerator NAME ({', '.join(ACCELERATORS)}) or all of --accelerator-flops, "
-                            "--accelerator-bandwidth and --accelerator-memory")
+            raise UserError(f"give a name ({', '.join(ACCELERATORS)}), or all of flops, bandwidth and memory_bytes")
         return Accelerator("custom", flops, bandwidth, memory_bytes)
 
     def plain(text: str) -> str:

@@ -82,7 +82,7 @@ def test_accelerators_and_the_roofline():
     assert cost.accelerator(None, 1e12, 1e11, 1e9).name == "custom"
     with pytest.raises(UserError, match="unknown accelerator 'B200'"):
         cost.accelerator("B200")
-    with pytest.raises(UserError, match="--accelerator-flops"):
+    with pytest.raises(UserError, match="or all of flops, bandwidth and memory_bytes"):
         cost.accelerator(None, 1e12)
     acc = cost.Accelerator("x", flops=1e12, bandwidth=1e11, memory=1e9)
     assert cost.roofline_seconds(cost.Cost(flops=2e12, bytes=1e10), acc) == 2.0  # compute-bound
