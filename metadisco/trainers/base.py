@@ -111,6 +111,34 @@ def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hy
     return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
 
 
+# make_update(meta, hyper, envs, optimizer) -> update(state, _) -> (state, Metrics): one algorithm's update.
+MakeUpdate = Callable[[Any, Hyper, Any, Any], Callable[[TrainState, None], tuple[TrainState, Metrics]]]
+
+
+def assemble_trainer(config: TrainConfig, defaults: Hyper | None, env, objective: Objective, network,
+                     make_update: MakeUpdate) -> Trainer:
+    """The `Trainer` every algorithm shares around its own update (PPO's and PQN's): `init` resets the envs and
+    initialises `network` and the optimiser, `step` scans `make_update(meta, hyper, envs, optimizer)` (the state's
+    meta-parameters and traced settings, the envs and optimiser they make) over k updates, `train` is `step` of
+    `init` over every update. `config` is static, `defaults` its traced values or None
+    (`metadisco.trainers.hyper.split_config`)."""
+
+    def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
+        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
+
+    def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
+        meta, hyper = state.meta, state.hyper
+        update = make_update(meta, hyper, trainer_envs(env, config, hyper),
+                             trainer_optimizer(objective, config, meta, hyper))
+        return jax.lax.scan(update, state, None, num_steps)
+
+    def train(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainResult:
+        state, metrics = step(init(key, meta_params, hyper), config.num_updates)
+        return TrainResult(metrics, state.params)
+
+    return Trainer(init, step, train, config.num_updates)
+
+
 def initial_state(key: jax.Array, meta_params, hyper: Hyper, network, env, config: TrainConfig,
                   objective: Objective) -> TrainState:
     """A trainer's state before its first update (PPO's and PQN's): envs reset, `network` initialised, the

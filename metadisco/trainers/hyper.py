@@ -48,6 +48,13 @@ def static_of(config):
     return replace(config, **dict.fromkeys(traced_fields(config)))
 
 
+def split_config(config) -> tuple[Any, Any]:
+    """A trainer builder's first step: `config` validated, as (its static config, its traced values as `hyper_of`
+    gives them, or None when `config` is static already, and the trainer then needs `hyper` at every call)."""
+    config.validate()
+    return static_of(config), (None if is_static(config) else hyper_of(config))
+
+
 def check_traced(config, names, where: str = "hyperparameters") -> None:
     """Each of `names` is a traced setting of `config`; else a one-line `UserError` saying `where`, and whether
     the name is a static setting or unknown."""

@@ -27,19 +27,10 @@ from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs, OptimizerContext, ValueLossInputs
 from metadisco.rl.gae import gae
 from metadisco.rl.sgd import minibatch_epochs
-from metadisco.trainers.base import (
-    Metrics,
-    Trainer,
-    TrainResult,
-    TrainState,
-    initial_state,
-    resolve_hyper,
-    trainer_envs,
-    trainer_optimizer,
-)
+from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
-from metadisco.trainers.hyper import hyper_of, is_static, static_of
+from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_network, optimizer_layout, unit_activations
 
 
@@ -67,20 +58,12 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """Build PPO / mirror learning's steppable trainer of `config` (a full config, or a static one:
     `metadisco.trainers.hyper.static_of`, whose functions then need `hyper`). Only the static fields shape the program.
     Callers go through `metadisco.trainers.make_trainer`, which checks the objective fits the algorithm."""
-    config.validate()
-    defaults = None if is_static(config) else hyper_of(config)
-    config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
+    config, defaults = split_config(config)  # from here on a traced field cannot be read from the config by mistake
     network = make_network(env.spec, config.hidden_sizes, config.activation)
     num_updates = config.num_updates
     # An optimiser that reads activations and the epoch (OPEN) gets an `OptimizerContext` at each step; for every
     # other one nothing of it is computed and the program is the one it always was.
     needs_context = bool(getattr(objective.optimizer, "needs_context", False))
-
-    def vec_env(hyper: Hyper):
-        return trainer_envs(env, config, hyper)
-
-    def make_optimizer(meta, hyper: Hyper):
-        return trainer_optimizer(objective, config, meta, hyper)
 
     def loss_fn(params, batch: Batch, meta, hyper: Hyper, progress: Progress):
         if needs_context:
@@ -118,14 +101,9 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
         return extra_args
 
-    def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
-
-    def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
-        """`num_steps` updates (rollout, GAE, epochs of minibatch steps) from `state`."""
-        meta_params, hyper = state.meta, state.hyper
-        envs = vec_env(hyper)
-        optimizer = make_optimizer(meta_params, hyper)
+    def make_update(meta_params, hyper: Hyper, envs, optimizer):
+        """One update (rollout, GAE, epochs of minibatch steps) of an agent with these meta-parameters, settings,
+        envs and optimiser (`metadisco.trainers.base.assemble_trainer` scans it)."""
 
         def collect(state: TrainState):
             """`num_steps` steps of every env with the current policy (params are loop constants)."""
@@ -172,10 +150,6 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
                               drift_active=drift_active, **update_metrics(episodes))
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
-        return jax.lax.scan(update, state, None, num_steps)
+        return update
 
-    def train(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainResult:
-        state, metrics = step(init(key, meta_params, hyper), num_updates)
-        return TrainResult(metrics, state.params)
-
-    return Trainer(init, step, train, num_updates)
+    return assemble_trainer(config, defaults, env, objective, network, make_update)

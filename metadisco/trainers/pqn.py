@@ -31,19 +31,10 @@ from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import TraceInputs, ValueLossInputs
 from metadisco.rl.q_lambda import q_lambda_returns
 from metadisco.rl.sgd import minibatch_epochs
-from metadisco.trainers.base import (
-    Metrics,
-    Trainer,
-    TrainResult,
-    TrainState,
-    initial_state,
-    resolve_hyper,
-    trainer_envs,
-    trainer_optimizer,
-)
+from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
-from metadisco.trainers.hyper import hyper_of, is_static, static_of
+from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_q_network
 
 
@@ -76,20 +67,12 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """Build PQN's steppable trainer (`metadisco.trainers.base.Trainer`) for one agent; jit / vmap it as needed.
     `config` is a full config or a static one (`metadisco.trainers.hyper.static_of`, whose functions then need
     `hyper`); PQN reads lr, gamma, gae_lambda (Q(lambda)'s lambda) and max_grad_norm from the hyper."""
-    config.validate()
-    defaults = None if is_static(config) else hyper_of(config)
-    config = static_of(config)  # from here on a traced field cannot be read from the config by mistake
+    config, defaults = split_config(config)  # from here on a traced field cannot be read from the config by mistake
     network = make_q_network(env.spec, config.hidden_sizes, config.activation)
     num_actions = env.spec.action_size
     num_updates = config.num_updates
     # epsilon at update n: eps_start -> eps_finish linearly over eps_decay * num_updates updates, then constant.
     epsilon = optax.linear_schedule(config.eps_start, config.eps_finish, config.eps_decay * num_updates)
-
-    def vec_env(hyper: Hyper):
-        return trainer_envs(env, config, hyper)
-
-    def make_optimizer(meta, hyper: Hyper):
-        return trainer_optimizer(objective, config, meta, hyper)
 
     def loss_fn(params, batch: Batch, meta, progress: Progress):
         q = network.apply(params, batch.obs)
@@ -97,14 +80,9 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         inputs = ValueLossInputs(q_taken, batch.old_q, batch.target)
         return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
 
-    def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
-
-    def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
-        """`num_steps` updates (rollout, Q(lambda), epochs of minibatch steps) from `state`."""
-        meta_params, hyper = state.meta, state.hyper
-        envs = vec_env(hyper)
-        optimizer = make_optimizer(meta_params, hyper)
+    def make_update(meta_params, hyper: Hyper, envs, optimizer):
+        """One update (rollout, Q(lambda), epochs of minibatch steps) of an agent with these meta-parameters,
+        settings, envs and optimiser (`metadisco.trainers.base.assemble_trainer` scans it)."""
 
         def collect(state: TrainState, eps: jax.Array):
             """`num_steps` epsilon-greedy steps of every env with the current Q-network (params are constants)."""
@@ -165,10 +143,6 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
             )
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
-        return jax.lax.scan(update, state, None, num_steps)
+        return update
 
-    def train(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainResult:
-        state, metrics = step(init(key, meta_params, hyper), num_updates)
-        return TrainResult(metrics, state.params)
-
-    return Trainer(init, step, train, num_updates)
+    return assemble_trainer(config, defaults, env, objective, network, make_update)

@@ -219,11 +219,17 @@ class Transition(NamedTuple):
 
 
 def trainer_loss_fn(config, env, objective):
-    """The PPO trainer's own `loss_fn` (a closure of `make_ppo_trainer`'s `step`), not a copy of it."""
+    """The PPO trainer's own `loss_fn` (a closure of `make_ppo_trainer`'s `make_update`, which the trainer's
+    `step` calls), not a copy of it."""
+
+    def cells(fn):
+        return dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+
     step = make_ppo_trainer(config, env, objective).step
-    cells = dict(zip(step.__code__.co_freevars, step.__closure__ or (), strict=True))
-    assert "loss_fn" in cells, "make_ppo_trainer's step no longer closes over loss_fn: update this test"
-    return cells["loss_fn"].cell_contents
+    make_update = cells(step)["make_update"].cell_contents
+    found = cells(make_update)
+    assert "loss_fn" in found, "make_ppo_trainer's make_update no longer closes over loss_fn: update this test"
+    return found["loss_fn"].cell_contents
 
 
 DISCOBENCH_CASES = [("ppo", "CartPole-v1"), ("dpo", "CartPole-v1"), ("lpo", "CartPole-v1"), ("lpo", "Pendulum-v1"),
