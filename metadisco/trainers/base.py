@@ -90,15 +90,15 @@ def resolve_hyper(hyper, defaults: Hyper | None) -> Hyper:
 
 
 def trainer_envs(env, config: TrainConfig, hyper: Hyper):
-    """The vectorised, wrapped envs of a trainer (PPO's and PQN's). Rebuilt per trace (cheap Python objects):
-    the reward normaliser discounts with the traced gamma."""
+    """The vectorised, wrapped envs of a trainer (`assemble_trainer`'s, for every algorithm). Rebuilt per trace
+    (cheap Python objects): the reward normaliser discounts with the traced gamma."""
     return make_vec_env(env, config.num_envs, normalize_obs=config.normalize_obs,
                         normalize_reward=config.normalize_reward, gamma=hyper.gamma)
 
 
 def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hyper):
-    """The objective's optimiser for a trainer (PPO's and PQN's): the traced lr, linearly annealed per update
-    when `config.anneal_lr`, and the traced gradient clip."""
+    """The objective's optimiser for a trainer (`assemble_trainer`'s, for every algorithm): the traced lr,
+    linearly annealed per update when `config.anneal_lr`, and the traced gradient clip."""
     steps_per_update = config.update_epochs * config.num_minibatches
     num_updates = config.num_updates
 
@@ -141,7 +141,7 @@ def assemble_trainer(config: TrainConfig, defaults: Hyper | None, env, objective
 
 def initial_state(key: jax.Array, meta_params, hyper: Hyper, network, env, config: TrainConfig,
                   objective: Objective) -> TrainState:
-    """A trainer's state before its first update (PPO's and PQN's): envs reset, `network` initialised, the
+    """A trainer's state before its first update (`assemble_trainer`'s `init`): envs reset, `network` initialised, the
     objective's optimiser state, update counter 0."""
     key, init_key, reset_key = jax.random.split(key, 3)
     obs, env_state = trainer_envs(env, config, hyper).reset(reset_key)

@@ -102,8 +102,8 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return extra_args
 
     def make_update(meta_params, hyper: Hyper, envs, optimizer):
-        """One update (rollout, GAE, epochs of minibatch steps) of an agent with these meta-parameters, settings,
-        envs and optimiser (`metadisco.trainers.base.assemble_trainer` scans it)."""
+        """The update function (rollout, GAE, epochs of minibatch steps) of an agent with these meta-parameters,
+        settings, envs and optimiser; `metadisco.trainers.base.assemble_trainer` scans it."""
 
         def collect(state: TrainState):
             """`num_steps` steps of every env with the current policy (params are loop constants)."""

@@ -81,8 +81,8 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
 
     def make_update(meta_params, hyper: Hyper, envs, optimizer):
-        """One update (rollout, Q(lambda), epochs of minibatch steps) of an agent with these meta-parameters,
-        settings, envs and optimiser (`metadisco.trainers.base.assemble_trainer` scans it)."""
+        """The update function (rollout, Q(lambda), epochs of minibatch steps) of an agent with these
+        meta-parameters, settings, envs and optimiser; `metadisco.trainers.base.assemble_trainer` scans it."""
 
         def collect(state: TrainState, eps: jax.Array):
             """`num_steps` epsilon-greedy steps of every env with the current Q-network (params are constants)."""
