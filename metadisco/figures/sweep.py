@@ -22,11 +22,12 @@ def plot_sweep(summary: dict, path: str | Path) -> Path:
     curves = len(names) == 1
     fig, axes = plt.subplots(1, len(names) + curves, figsize=(5.2 * (len(names) + curves), 4.0), squeeze=False)
     best = summary["best"]["index"]
+    score = summary.get("score", "final_return")  # what the IQMs are of; older sweeps ranked the final return
     for ax, name in zip(axes[0], names, strict=False):
         spec = summary["space"][name]
         x = np.array([p["hyper"][name] for p in points])
         for p, xv in zip(points, x, strict=True):
-            seeds = np.asarray(p["final_return"], float)
+            seeds = np.asarray(p[score], float)
             ax.plot(np.full(seeds.shape, xv), seeds, ".", color="0.6", ms=4, zorder=1)
         iqm = np.array([p["iqm"] if p["iqm"] is not None else np.nan for p in points])
         lo = np.array([p["ci95"][0] if p["ci95"] else np.nan for p in points])
@@ -40,7 +41,7 @@ def plot_sweep(summary: dict, path: str | Path) -> Path:
                                                            and max(spec) / min(spec) >= 100):
             ax.set_xscale("log")
         ax.set_xlabel(name)
-        ax.set_ylabel("final return")
+        ax.set_ylabel("deterministic episodes' return" if score == "eval_return" else "final return")
         ax.grid(alpha=0.3)
         ax.legend(frameon=False, loc="best")
     if curves:

@@ -9,6 +9,7 @@
     train: {num_envs: 4}      # fixed settings (TrainConfig fields); preset: as `metadisco train`
     space: {lr: {low: 1.0e-5, high: 1.0e-1}}   # `metadisco.trainers.hyper_space`
     chunk: 4                  # optional: points per compiled call (default: all of them, one call)
+    score: final_return       # or eval_return: deterministic episodes (needs train: {eval_episodes: N})
 
 Because the searched settings are traced (`metadisco.trainers.hyper`), the P points x S seeds are P * S runs of one
 program (`train_seeds.runs_program`, a hyper per run), sharded over the devices and vmapped on each. Every point
@@ -18,6 +19,10 @@ methods), so differences between points are not differences of luck in initialis
 With `chunk`, the points are trained `chunk` at a time, each chunk a call whose results are a cell written as it
 finishes (`metadisco.core.cells`): `metadisco sweep ... --resume` trains only the missing chunks and writes the
 files an uninterrupted run with the same chunks writes. Without it the whole sweep is one call (one cell).
+
+`score` is what the statistics and the best point rank: the final return (the mean return of the episodes in the
+last 5% of updates), or `eval_return`, each trained agent's deterministic episodes (DiscoBench's and OPEN's
+score; the config's `train: {eval_episodes: N}` sets how many). The final return is recorded either way.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ from metadisco.trainers.hyper_space import (
 from metadisco.trainers.metrics import diverged, learning_curve, reduce_fitness
 
 SEARCHES = ("grid", "random")
+SCORES = ("final_return", "eval_return")
+SCORE_WORDS = {"final_return": "final return (mean return of the episodes in the last 5% of updates)",
+               "eval_return": "deterministic episodes of each trained agent's mode (mean return)"}
 MAX_RUNS = 1 << 20  # points x seeds: a sweep is one array axis
 
 
@@ -68,6 +76,7 @@ class SweepConfig:
     preset: str | None = None
     train: Settings = field(default_factory=Settings)
     chunk: int | None = None  # points per compiled call (None: every point in one call)
+    score: str = "final_return"  # what ranks the points (SCORES)
 
     PARSERS: typing.ClassVar = {"train": train_settings, "space": space_section}
 
@@ -80,10 +89,15 @@ class SweepConfig:
         check_int("seed", self.seed, 0, 2**32 - 1)
         if self.chunk is not None:
             check_int("chunk", self.chunk, 1, MAX_RUNS)
+        if self.score not in SCORES:
+            raise UserError(f"score must be one of {', '.join(SCORES)}, got {shorten(self.score)}")
         try:
             config = resolve_config(self.env, self.preset, self.train, self.timesteps)
         except UserError as e:
             raise UserError(f"train: {e}") from None
+        if self.score == "eval_return" and not config.eval_episodes:
+            raise UserError("score eval_return needs deterministic episodes: set train: {eval_episodes: N} "
+                            "(DiscoBench and OPEN play 16)")
         space = parse_space(self.space, config)
         if self.search == "grid":
             points = grid_points(space, self.num)
@@ -99,6 +113,8 @@ class SweepConfig:
                                               "preset")}
         if self.chunk is not None:
             out["chunk"] = self.chunk
+        if self.score != "final_return":  # the default stays out: older sweeps' records are unchanged
+            out["score"] = self.score
         return {**out, "train": self.train.to_plain(), "space": self.space}
 
 
@@ -110,6 +126,7 @@ class SweepResult:
     metrics: EpisodeCurves  # numpy leaves [P, S, num_updates]
     final_return: np.ndarray  # [P, S], NaN where a run diverged or finished no episode
     diverged: np.ndarray  # [P, S] bool
+    eval_return: np.ndarray | None  # [P, S] deterministic episodes' mean return; None without eval_episodes
     seconds: float  # the compiled calls, compilation included
     devices: int
     calls: int = 1  # compiled calls (`SweepConfig.chunk`)
@@ -150,10 +167,14 @@ def _train_chunk(cfg: SweepConfig, devices, points: list[dict[str, float]]) -> d
     out = jax.block_until_ready(fn(*args))
     seconds = time.perf_counter() - start
     metrics = jax.tree.map(lambda x: x.reshape(len(points), cfg.seeds, *x.shape[1:]), sharding.gather(out, runs))
-    return {"episode_return": pack_array(metrics.episode_return), "episode_count": pack_array(metrics.episode_count),
-            "final_return": pack_array(reduce_fitness("final_return", metrics, config.final_window)),
-            "diverged": pack_array(diverged(metrics)), "seconds": seconds,
-            "devices": len(jax.tree.leaves(args[0])[0].sharding.device_set)}
+    record = {"episode_return": pack_array(metrics.episode_return),
+              "episode_count": pack_array(metrics.episode_count),
+              "final_return": pack_array(reduce_fitness("final_return", metrics, config.final_window)),
+              "diverged": pack_array(diverged(metrics)), "seconds": seconds,
+              "devices": len(jax.tree.leaves(args[0])[0].sharding.device_set)}
+    if metrics.eval_return is not None:
+        record["eval_return"] = pack_array(reduce_fitness("eval_return", metrics, config.final_window))
+    return record
 
 
 def run_sweep(cfg: SweepConfig, devices=None, store=None) -> SweepResult:
@@ -173,32 +194,37 @@ def run_sweep(cfg: SweepConfig, devices=None, store=None) -> SweepResult:
             store.put(key, record)
             record = store.get(key)  # as a resumed run reads it
         records.append(record)
-    joined = {name: np.concatenate([unpack_array(r[name]) for r in records]) for name in
-              ("episode_return", "episode_count", "final_return", "diverged")}
+    names = ["episode_return", "episode_count", "final_return", "diverged"]
+    names += ["eval_return"] if config.eval_episodes else []
+    joined = {name: np.concatenate([unpack_array(r[name]) for r in records]) for name in names}
     curves = EpisodeCurves(joined["episode_return"], joined["episode_count"])
     return SweepResult(config, space, points, curves, joined["final_return"], joined["diverged"],
-                       float(sum(r["seconds"] for r in records)), max(int(r["devices"]) for r in records),
-                       len(records))
+                       joined.get("eval_return"), float(sum(r["seconds"] for r in records)),
+                       max(int(r["devices"]) for r in records), len(records))
 
 
 def summarise(cfg: SweepConfig, result: SweepResult, curve_points: int = 50) -> dict:
-    """sweep.json: per point its settings, per-seed final returns, mean / IQM / bootstrap CI of the IQM, and a
-    learning curve (mean over seeds); the best point by IQM (ties: the first)."""
+    """sweep.json: per point its settings, per-seed final returns (and deterministic episodes' returns when
+    played), mean / IQM / bootstrap CI of the IQM of the sweep's `score`, and a learning curve (mean over seeds);
+    the best point by that IQM (ties: the first)."""
     config = result.config
+    scores = result.eval_return if cfg.score == "eval_return" else result.final_return
     entries = []
     for p, point in enumerate(result.points):
         steps, curves = learning_curve(result.metrics.episode_return[p], result.metrics.episode_count[p],
                                        config.batch_size, curve_points)
         curve = seed_mean(curves, 0, diverged="fail")
-        entries.append({"hyper": point, "final_return": result.final_return[p].tolist(),
+        played = {} if result.eval_return is None else {"eval_return": result.eval_return[p].tolist()}
+        entries.append({"hyper": point, "final_return": result.final_return[p].tolist(), **played,
                         "diverged_seeds": int(result.diverged[p].sum()),
-                        **stat_block(result.final_return[p], cfg.seed), "curve": curve.tolist()})
+                        **stat_block(scores[p], cfg.seed), "curve": curve.tolist()})
     iqms = np.array([e["iqm"] if e["iqm"] is not None else -np.inf for e in entries])
     best = int(np.argmax(iqms))
     runs = len(result.points) * cfg.seeds
     env_steps = runs * config.num_updates * config.batch_size
     return {
         "env": cfg.env, "objective": cfg.objective, "search": cfg.search, "seeds": cfg.seeds, "seed": cfg.seed,
+        "score": cfg.score,
         "timesteps": config.num_updates * config.batch_size, "space": space_to_plain(result.space),
         "points": entries, "curve_env_steps": steps.tolist(),
         "best": {"index": best, "hyper": result.points[best], "iqm": entries[best]["iqm"],
@@ -213,8 +239,8 @@ def render_markdown(summary: dict) -> str:
     """sweep.md: one row per point, the best marked."""
     names = list(summary["space"])
     lines = [f"# Sweep on {summary['env']} ({summary['objective']}, {summary['search']})", "",
-             f"{summary['seeds']} seeds per point, {summary['timesteps']:,} env steps each; score = final return "
-             "(mean return of the episodes in the last 5% of updates); IQM with a 95% bootstrap CI.", "",
+             f"{summary['seeds']} seeds per point, {summary['timesteps']:,} env steps each; score = "
+             f"{SCORE_WORDS[summary.get('score', 'final_return')]}; IQM with a 95% bootstrap CI.", "",
              "| " + " | ".join([*names, "mean", "IQM", "95% CI", "diverged"]) + " |",
              "|" + "---|" * (len(names) + 4)]
     for i, e in enumerate(summary["points"]):

@@ -128,3 +128,31 @@ def test_a_chunked_sweep_resumes_to_the_uninterrupted_files(tmp_path, capsys):
     assert main([*argv, "--resume", "--set", "seeds=3"]) == 2 and "seeds: 2 -> 3" in capsys.readouterr().err
     assert main([*argv, "--resume"]) == 0
     assert timeless(json.loads((out / "sweep.json").read_text())) == timeless(whole)
+
+
+def test_eval_return_score_ranks_deterministic_episodes(tmp_path):
+    """`score: eval_return` with `train: {eval_episodes: N}`: each point's per-seed deterministic-episode returns
+    are those `train --set eval_episodes=N` plays with its settings, and the statistics and best point rank them;
+    without eval_episodes the score is refused in one line."""
+    train = {**TRAIN, "eval_episodes": 3}
+    cfg = sweep_config(train=train, score="eval_return", num=2)
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump(cfg.to_plain()))
+    assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    summary = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert summary["score"] == "eval_return"
+    ppo = BUILTIN_OBJECTIVES["ppo"]
+    for point in summary["points"]:
+        alone = train_seeds("CartPole-v1", ppo, ppo.zero_meta(), replace(TINY, lr=point["hyper"]["lr"],
+                                                                         eval_episodes=3), 2)
+        played = np.asarray(alone.metrics.eval_return)[:, -1]
+        np.testing.assert_allclose(point["eval_return"], played, rtol=1e-4)
+        assert point["mean"] == pytest.approx(float(np.mean(played)), rel=1e-4)
+        assert len(point["final_return"]) == 2
+    best = summary["points"][summary["best"]["index"]]
+    assert best["iqm"] == max(p["iqm"] for p in summary["points"])
+    assert "deterministic episodes" in (tmp_path / "out" / "sweep.md").read_text()
+    with pytest.raises(UserError, match="score eval_return needs deterministic episodes"):
+        sweep_config(score="eval_return").resolve()
+    with pytest.raises(UserError, match="score must be one of final_return, eval_return"):
+        sweep_config(score="auc").resolve()
