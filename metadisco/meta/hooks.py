@@ -14,6 +14,7 @@ Every hook reads the ES mean through `GenerationView.mean()`, which computes it 
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,8 @@ class Periodic:
 
 
 class ScoreMean(Periodic):
+    key = "fitness_of_mean"  # the metrics line's field it fills
+
     def __call__(self, view: GenerationView, run: RunState) -> None:
         step = run.step
         view.line["fitness_of_mean"] = step.problem.mean_fitness(view.mean(), run.baselines)
@@ -141,6 +144,8 @@ class ScoreMean(Periodic):
 
 
 class Validate(Periodic):
+    key = "validation"  # the metrics line's field it fills
+
     def __call__(self, view: GenerationView, run: RunState) -> None:
         view.line["validation"], view.line["validation_tasks"] = run.step.problem.validation(view.mean(), run.baselines)
         run.env_steps += run.steps_per_pass(run.step.problem.valid_tasks, 2)
@@ -150,6 +155,7 @@ class Validate(Periodic):
 
 class ScoreBest:
     """The kept objective's PPO-normalised fitness on fresh seeds of every training task (and length)."""
+    key = "fitness_of_best"  # the metrics line's field it fills
 
     def due(self, view: GenerationView) -> bool:
         return view.last
@@ -200,7 +206,14 @@ def writing_hooks(config) -> list:
     return [WriteObjective(), Checkpoint(config.checkpoint_every)]
 
 
-def run_hooks(hooks, view: GenerationView, run: RunState) -> None:
+def run_hooks(hooks, view: GenerationView, run: RunState) -> dict[str, float]:
+    """Run the hooks due at `view`, in order; {hook's metrics key: seconds} of those that ran, so that a run's
+    metrics say what its scoring generations spent their time on (a hook without a `key` is not timed)."""
+    seconds = {}
     for hook in hooks:
         if hook.due(view):
+            start = time.perf_counter()
             hook(view, run)
+            if getattr(hook, "key", None):
+                seconds[hook.key] = time.perf_counter() - start
+    return seconds

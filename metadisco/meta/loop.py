@@ -180,7 +180,9 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
                 line["validation_of_initial_mean"] = record.validation_of_initial_mean
         view = GenerationView(g, g + 1 == config.generations, es_state, line, step)
         t_mean = time.perf_counter()
-        run_hooks(scoring, view, run)
+        scored = run_hooks(scoring, view, run)
+        if scored:  # a scoring generation: where its extra time went (training the ES mean, validating)
+            line["scoring_seconds"] = scored
         line["env_steps"] = run.env_steps
         t2 = time.perf_counter()
         t_mean = t2 - t_mean

@@ -12,7 +12,7 @@ from tiny_meta import TINY, read_metrics, tiny
 from metadisco.cli import main
 from metadisco.runs import baseline_cache
 
-TIMINGS = ("seconds", "es_seconds")
+TIMINGS = ("seconds", "es_seconds", "scoring_seconds")
 
 
 @pytest.fixture

@@ -235,6 +235,11 @@ def test_validation_keeps_the_best_generation(full_run):
     # the kept generation has the highest validation score of those recorded (ties keep the earliest)
     later = [s for g, s in scores if g > best_gen and s is not None]
     assert all(s <= best for s in later)
+    # a scoring generation records where its time went, hook by hook; a training generation has no such field
+    for line in lines:
+        ran = [k for k in ("fitness_of_mean", "validation", "fitness_of_best") if k in line]
+        assert sorted(line.get("scoring_seconds", {})) == sorted(ran)
+        assert all(seconds > 0 for seconds in line.get("scoring_seconds", {}).values())
     if best_gen > 0:
         assert dict(scores)[best_gen] == best
     # and the kept objective, validated again, scores exactly what was recorded

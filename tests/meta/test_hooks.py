@@ -36,3 +36,6 @@ def test_the_es_mean_is_computed_once_per_generation(tmp_path, monkeypatch, eval
     lines = read_metrics(tmp_path / "run")
     assert [("fitness_of_mean" in line) for line in lines] == [(g + 1) % eval_every == 0 or g + 1 == generations
                                                               for g in range(generations)]
+    # a scoring generation says what its scoring cost; a plain training generation carries no such field
+    assert [sorted(line.get("scoring_seconds", {})) for line in lines] == [
+        ["fitness_of_mean"] if "fitness_of_mean" in line else [] for line in lines]
