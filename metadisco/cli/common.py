@@ -249,6 +249,14 @@ def is_writer() -> bool:
     return _WRITER[0]
 
 
+def add_config_options(parser: argparse.ArgumentParser, config_help: str, seed_help: str) -> None:
+    """The first options of every command a YAML config drives (meta-train, probe, pbt, sweep): the config file,
+    --set overrides of it and --seed (`seed_help` says what it seeds)."""
+    parser.add_argument("config", metavar="CONFIG.yaml", help=config_help)
+    add_set_option(parser)
+    add_seed_option(parser, seed_help)
+
+
 def add_seed_option(parser: argparse.ArgumentParser, what: str) -> None:
     """--seed, the one name for the seed a command draws from (`what` says what it seeds); default None: the
     config's own seed, or 0."""

@@ -2,40 +2,26 @@
 
 from __future__ import annotations
 
-from metadisco.cli.common import (
-    add_baseline_cache_option,
-    add_distributed_option,
-    add_dry_run_options,
-    add_seed_option,
-    add_set_option,
-    add_track_option,
-    dry_run_accelerator,
-    open_tracking,
-    say,
-    seed_override,
-    show_progress,
-    use_baseline_cache,
-)
+from metadisco.cli import common
 from metadisco.core.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="meta-train an objective by evolution (config: a YAML file, see experiments/)")
-    p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/quickstart.yaml)")
-    add_set_option(p)
-    add_seed_option(p, "the ES's draws and every member's seed keys (default: the config's `seed`)")
+    common.add_config_options(p, "meta-training config (see experiments/quickstart.yaml)",
+                              "the ES's draws and every member's seed keys (default: the config's `seed`)")
     p.add_argument("--out", default=None,
                    help="run directory (new or empty, or an existing run with --resume); not needed with --dry-run")
-    add_baseline_cache_option(p)
-    add_dry_run_options(p)
+    common.add_baseline_cache_option(p)
+    common.add_dry_run_options(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
-    add_distributed_option(p)
-    add_track_option(p)
+    common.add_distributed_option(p)
+    common.add_track_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    use_baseline_cache(args)
+    common.use_baseline_cache(args)
     import jax
 
     from metadisco.meta.horizon import horizon_note
@@ -46,24 +32,24 @@ def run(args) -> int:
     from metadisco.parallel.sharding import make_mesh
     from metadisco.runs.rundir import RunDir
 
-    config = load_config(args.config, seed_override(args))
+    config = load_config(args.config, common.seed_override(args))
     if args.dry_run:
         return dry_run(args, config)
     if args.out is None:
         raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
-    tracking = open_tracking(args, args.out, config.to_dict())  # --track checked before any work
+    tracking = common.open_tracking(args, args.out, config.to_dict())  # --track checked before any work
     run_dir = RunDir(args.out, writer=hosts.is_writer())
     run_dir.check_before_run(args.resume)
     mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
     if hosts.is_writer():
-        say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
-            f"{', '.join(t.env for t in config.tasks)} for {config.generations} generations over "
-            f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
+        common.say(f"meta-training {config.strategy.name} (population {config.strategy.population_size}) on "
+                   f"{', '.join(t.env for t in config.tasks)} for {config.generations} generations over "
+                   f"{step.devices} device(s) in {jax.process_count()} process(es); writing {args.out}")
         if note := horizon_note(config):
-            say(note)
+            common.say(note)
     try:
-        result = run_meta_training(step, run_dir, resume=args.resume, progress=show_progress(args), notes=True,
+        result = run_meta_training(step, run_dir, resume=args.resume, progress=common.show_progress(args), notes=True,
                                    callbacks=[tracking] if tracking is not None else [])
     except DiskFullError as e:
         raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
@@ -73,31 +59,32 @@ def run(args) -> int:
 
         baseline = config.objective.baseline  # paired fitness is relative to it: PPO unless the objective says
         unit = f" ({baseline}-normalised: {baseline} = 1)" if config.normalise == "paired" else ""
-        say(f"ES mean on fresh seeds{unit}: {fmt(result.fitness_of_initial_mean)} at generation 0 -> "
-            f"{fmt(result.fitness_of_final_mean)} after {result.generations_done}; objective in "
-            f"{args.out}/objective.msgpack, metrics in {args.out}/metrics.jsonl")
+        common.say(f"ES mean on fresh seeds{unit}: {fmt(result.fitness_of_initial_mean)} at generation 0 -> "
+                   f"{fmt(result.fitness_of_final_mean)} after {result.generations_done}; objective in "
+                   f"{args.out}/objective.msgpack, metrics in {args.out}/metrics.jsonl")
         initial, final = result.fitness_of_initial_mean, result.fitness_of_final_mean
         tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
         if initial is not None and final is not None and initial != 0:
             zero = config.objective.describe_baseline()
-            say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} ({(final - initial) / abs(initial):+.1%}) "
-                f"over generation 0's ES mean, which is {zero} exactly ({config.fitness})")
+            common.say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} "
+                       f"({(final - initial) / abs(initial):+.1%}) over generation 0's ES mean, which is {zero} "
+                       f"exactly ({config.fitness})")
         held = ", ".join(config.held_out_envs)
-        say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
-            + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} --baselines ppo,dpo "
-               f"--out {args.out}/eval`" if held else ""))
+        common.say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
+                   + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} "
+                      f"--baselines ppo,dpo --out {args.out}/eval`" if held else ""))
         if config.validation.tasks and result.best_generation is None:
-            say("found: nothing; no validation ever gave a finite score, so no objective was kept (no "
-                "objective_best.msgpack); evaluate / plot / distil use the final ES mean, objective.msgpack. Give the "
-                "validation tasks enough timesteps for episodes to end in the final window")
+            common.say("found: nothing; no validation ever gave a finite score, so no objective was kept (no "
+                       "objective_best.msgpack); evaluate / plot / distil use the final ES mean, objective.msgpack. "
+                       "Give the validation tasks enough timesteps for episodes to end in the final window")
         if result.best_generation is not None:
             found = (f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
                      if result.best_generation == 0 else
                      f"the kept objective (generation {result.best_generation}) scores {fmt(result.best_validation)} "
                      f"on the validation envs and {fmt(result.fitness_of_best)} on fresh seeds of the training tasks")
-            say(f"found: {found} ({baseline} = 1); it is {args.out}/objective_best.msgpack, which evaluate / plot / "
-                f"distil use for {args.out}; next: metadisco evaluate {args.out} --baselines ppo,dpo "
-                f"--out {args.out}/eval")
+            common.say(f"found: {found} ({baseline} = 1); it is {args.out}/objective_best.msgpack, which evaluate / "
+                       f"plot / distil use for {args.out}; next: metadisco evaluate {args.out} --baselines ppo,dpo "
+                       f"--out {args.out}/eval")
     return 0
 
 
@@ -110,13 +97,13 @@ def dry_run(args, config) -> int:
 
     if args.resume:
         raise UserError("--dry-run plans a new run; leave out --resume")
-    acc = dry_run_accelerator(args)
+    acc = common.dry_run_accelerator(args)
     mesh = make_mesh(devices.select(args.devices)) if args.devices is not None else None
     step = GenerationStep(config, mesh)
     programs = len(step.problem.tasks) + len(step.problem.valid_tasks)
-    say(f"dry run: compiling {programs} program(s) of {config.strategy.name} "
-        f"(population {config.strategy.population_size}) over {step.devices} device(s) and calling each once; "
-        "nothing is written")
+    common.say(f"dry run: compiling {programs} program(s) of {config.strategy.name} "
+               f"(population {config.strategy.population_size}) over {step.devices} device(s) and calling each once; "
+               "nothing is written")
     for line in render(plan(step), acc):
         print(line)
     return 0

@@ -4,31 +4,18 @@ with --resume, bit for bit)."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import (
-    add_distributed_option,
-    add_dry_run_options,
-    add_seed_option,
-    add_set_option,
-    add_track_option,
-    dry_run_accelerator,
-    is_writer,
-    open_tracking,
-    say,
-    seed_override,
-    show_progress,
-)
+from metadisco.cli import common
 from metadisco.core.errors import DiskFullError, UserError
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="population-based training (exploit / explore of hyperparameters)")
-    p.add_argument("config", metavar="CONFIG.yaml", help="PBT config (see metadisco.search.pbt.config)")
-    add_set_option(p)
-    add_seed_option(p, "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
+    common.add_config_options(p, "PBT config (see metadisco.search.pbt.config)",
+                              "initial hyperparameters, exploration and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", default=None, help="run directory (not needed with --dry-run)")
-    add_distributed_option(p)
-    add_dry_run_options(p)
-    add_track_option(p)
+    common.add_distributed_option(p)
+    common.add_dry_run_options(p)
+    common.add_track_option(p)
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.set_defaults(run=run)
 
@@ -41,26 +28,26 @@ def run(args) -> int:
     from metadisco.search.pbt.config import PBTConfig
     from metadisco.search.pbt.run import run_pbt
 
-    cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), seed_override(args), "PBT"))
+    cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), common.seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work
     if args.dry_run:
         return dry_run(args, cfg)
     if args.out is None:
         raise UserError("give --out DIR (the run directory), or --dry-run to plan the run without one")
-    tracking = open_tracking(args, args.out, plain_data(cfg))  # --track checked before any work
-    run_dir = RunDir(args.out, say=say, writer=is_writer())
+    tracking = common.open_tracking(args, args.out, plain_data(cfg))  # --track checked before any work
+    run_dir = RunDir(args.out, say=common.say, writer=common.is_writer())
     run_dir.check_before_run(args.resume)
-    say(f"pbt: {cfg.population} agents on {cfg.env}, {rounds} rounds of {cfg.ready.updates} updates of "
-        f"{config.batch_size} steps (compiling first)")
+    common.say(f"pbt: {cfg.population} agents on {cfg.env}, {rounds} rounds of {cfg.ready.updates} updates of "
+               f"{config.batch_size} steps (compiling first)")
     try:
-        result = run_pbt(cfg, args.out, args.resume, devices.select(args.devices), say, progress=show_progress(args),
-                         track=tracking)
+        result = run_pbt(cfg, args.out, args.resume, devices.select(args.devices), common.say,
+                         progress=common.show_progress(args), track=tracking)
     except DiskFullError as e:
         raise UserError(f"{e}; {run_dir.disk_full_advice()}") from None
     finally:
         if tracking is not None:
             tracking.close()
-    say(f"best agent {result.best_agent}: return {result.best_return:.1f} in the last round; wrote {args.out}")
+    common.say(f"best agent {result.best_agent}: return {result.best_return:.1f} in the last round; wrote {args.out}")
     return 0
 
 
@@ -70,9 +57,9 @@ def dry_run(args, cfg) -> int:
     from metadisco.parallel import cost, devices
     from metadisco.search.pbt.run import PBT
 
-    acc = dry_run_accelerator(args)
+    acc = common.dry_run_accelerator(args)
     used = devices.select(args.devices)
-    say("dry run: compiling the initial population and one round; nothing is trained or written")
+    common.say("dry run: compiling the initial population and one round; nothing is trained or written")
     pbt = PBT(cfg, used)
     for line in cost.render_plan(pbt.plan(), acc, len(pbt.devices), "whole run",
                                  "time here not measured; exploit / explore on the host not included"):

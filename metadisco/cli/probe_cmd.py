@@ -4,34 +4,22 @@ from __future__ import annotations
 
 import math
 
-from metadisco.cli.common import (
-    add_baseline_cache_option,
-    add_distributed_option,
-    add_seed_option,
-    add_set_option,
-    is_writer,
-    positive_int,
-    say,
-    seed_override,
-    show_progress,
-    use_baseline_cache,
-)
+from metadisco.cli import common
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="measure fitness noise and the ES gradient's signal-to-noise ratio of a config")
-    p.add_argument("config", metavar="CONFIG.yaml", help="meta-training config (see experiments/)")
-    add_set_option(p)
-    add_seed_option(p, "the ES's draws and the seed keys (default: the config's `seed`)")
-    p.add_argument("--repeats", type=positive_int("--repeats"), default=4,
+    common.add_config_options(p, "meta-training config (see experiments/)",
+                              "the ES's draws and the seed keys (default: the config's `seed`)")
+    p.add_argument("--repeats", type=common.positive_int("--repeats"), default=4,
                    help="blocks of the config's seeds per member (default 4: 4 x seeds runs of each member)")
-    add_baseline_cache_option(p)
+    common.add_baseline_cache_option(p)
     p.add_argument("--out", default=None, help="also write the figures as JSON to this file; each finished block is "
                                                "kept in FILE.cells/ as it finishes")
     p.add_argument("--resume", action="store_true",
                    help="finish the probe whose blocks FILE.cells/ holds (only missing blocks train; the report is "
                         "the one an uninterrupted probe writes); needs --out")
-    add_distributed_option(p)
+    common.add_distributed_option(p)
     p.set_defaults(run=run)
 
 
@@ -40,7 +28,7 @@ def _fmt(value, spec=".3g") -> str:
 
 
 def run(args) -> int:
-    use_baseline_cache(args)
+    common.use_baseline_cache(args)
     import json
 
     from tqdm import tqdm
@@ -51,12 +39,12 @@ def run(args) -> int:
     from metadisco.meta.probe import probe
     from metadisco.meta.step import GenerationStep
 
-    config = load_config(args.config, seed_override(args))
+    config = load_config(args.config, common.seed_override(args))
     meta_run = GenerationStep(config)
-    say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
-        f"{len(meta_run.problem.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
+    common.say(f"probing {config.strategy.name} (population {config.strategy.population_size}) on "
+               f"{len(meta_run.problem.tasks)} task(s) x {args.repeats} blocks of seeds (compiling first)")
     if note := horizon_note(config):
-        say(note)
+        common.say(note)
     store = None
     if args.out:
         from pathlib import Path
@@ -66,16 +54,16 @@ def run(args) -> int:
 
         check_output_file(args.out)
         settings = {"config": config.to_dict(), "repeats": args.repeats, "devices": int(meta_run.mesh.devices.size)}
-        store = CellStore(Path(f"{args.out}.cells"), settings, args.resume, "probe", write=is_writer(),
+        store = CellStore(Path(f"{args.out}.cells"), settings, args.resume, "probe", write=common.is_writer(),
                           output=args.out)
     elif args.resume:
         from metadisco.core.errors import UserError
 
         raise UserError("--resume finishes the probe whose blocks FILE.cells/ holds; give --out FILE")
     with tqdm(total=len(meta_run.problem.tasks) * args.repeats, desc="probe", unit="call", dynamic_ncols=True,
-              disable=not show_progress(args)) as bar:
+              disable=not common.show_progress(args)) as bar:
         report = probe(meta_run, args.repeats, bar, store)
-    if not is_writer():  # another process of a multi-process run: process 0 writes and prints the table
+    if not common.is_writer():  # another process of a multi-process run: process 0 writes and prints the table
         return 0
     if args.out:
         atomic_write_text(args.out, json.dumps(to_jsonable(report), indent=2) + "\n")

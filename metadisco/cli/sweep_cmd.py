@@ -4,31 +4,20 @@ best point), DIR/sweep.md (a table) and DIR/sweep.png."""
 
 from __future__ import annotations
 
-from metadisco.cli.common import (
-    add_distributed_option,
-    add_dry_run_options,
-    add_seed_option,
-    add_set_option,
-    dry_run_accelerator,
-    is_writer,
-    output_dir,
-    say,
-    seed_override,
-)
+from metadisco.cli import common
 from metadisco.core.errors import UserError
 
 
 def add_parser(sub, name):
     p = sub.add_parser(name, help="grid or random search over hyperparameters, vmapped in one compiled call")
-    p.add_argument("config", metavar="CONFIG.yaml", help="sweep config (see metadisco.search.sweep)")
-    add_set_option(p)
-    add_seed_option(p, "the random points and the seed keys (default: the config's `seed`)")
+    common.add_config_options(p, "sweep config (see metadisco.search.sweep)",
+                              "the random points and the seed keys (default: the config's `seed`)")
     p.add_argument("--out", default=None, help="output directory (not needed with --dry-run)")
     p.add_argument("--resume", action="store_true",
                    help="finish the sweep whose finished calls DIR/cells/ holds: only missing chunks of points "
                         "train (the config's `chunk`), and the files are those an uninterrupted sweep writes")
-    add_distributed_option(p)
-    add_dry_run_options(p)
+    common.add_distributed_option(p)
+    common.add_dry_run_options(p)
     p.set_defaults(run=run)
 
 
@@ -41,26 +30,26 @@ def run(args) -> int:
     from metadisco.parallel import devices
     from metadisco.search.sweep import SweepConfig, render_markdown, run_sweep, summarise
 
-    cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), seed_override(args), "sweep"))
+    cfg = from_plain(SweepConfig, with_overrides(read_yaml(args.config), common.seed_override(args), "sweep"))
     config, _, points = cfg.resolve()  # every value checked before any work
     if args.dry_run:
         return dry_run(args, cfg)
     if args.out is None:
         raise UserError("give --out DIR, or --dry-run to plan the sweep without one")
-    out = output_dir(args.out)
+    out = common.output_dir(args.out)
     used = devices.select(args.devices)
-    say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
-        f"{config.num_updates} updates of {config.batch_size} steps each, one compiled call over "
-        f"{min(len(used), len(points) * cfg.seeds)} device(s) (compiling first)")
+    common.say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
+               f"{config.num_updates} updates of {config.batch_size} steps each, one compiled call over "
+               f"{min(len(used), len(points) * cfg.seeds)} device(s) (compiling first)")
     from metadisco.core.cells import CellStore, tree_digest
     from metadisco.objectives.resolve import resolve_objective
 
     objective, meta = resolve_objective(cfg.objective)
     settings = {"sweep": cfg.to_plain(), "objective": {"spec": objective.to_spec(), "meta": tree_digest(meta)},
                 "devices": len(used)}
-    store = CellStore(out / "cells", settings, args.resume, "sweep", write=is_writer(), output=out)
+    store = CellStore(out / "cells", settings, args.resume, "sweep", write=common.is_writer(), output=out)
     summary = summarise(cfg, run_sweep(cfg, used, store))
-    if not is_writer():  # another process of a multi-process run: process 0 writes and reports
+    if not common.is_writer():  # another process of a multi-process run: process 0 writes and reports
         return 0
     atomic_write_text(out / "config.yaml", yaml.safe_dump(cfg.to_plain(), sort_keys=False))
     write_json(out / "sweep.json", summary)
@@ -68,9 +57,9 @@ def run(args) -> int:
     plot_sweep(summary, out / "sweep.png")
     best = summary["best"]
     ci = f" [{best['ci95'][0]:.1f}, {best['ci95'][1]:.1f}]" if best["ci95"] else ""
-    say(f"best {', '.join(f'{k}={v:.4g}' for k, v in best['hyper'].items())}: IQM {best['iqm']:.1f}{ci}; "
-        f"{summary['steps_per_second']:,.0f} env steps/s in {summary['seconds']:.1f}s; wrote {out}/sweep.json, "
-        "sweep.md, sweep.png")
+    common.say(f"best {', '.join(f'{k}={v:.4g}' for k, v in best['hyper'].items())}: IQM {best['iqm']:.1f}{ci}; "
+               f"{summary['steps_per_second']:,.0f} env steps/s in {summary['seconds']:.1f}s; wrote {out}/sweep.json, "
+               "sweep.md, sweep.png")
     return 0
 
 
@@ -79,9 +68,9 @@ def dry_run(args, cfg) -> int:
     from metadisco.parallel import cost, devices
     from metadisco.search.sweep import plan_sweep
 
-    acc = dry_run_accelerator(args)
+    acc = common.dry_run_accelerator(args)
     used = devices.select(args.devices)
-    say("dry run: compiling the sweep's one call; nothing is trained or written")
+    common.say("dry run: compiling the sweep's one call; nothing is trained or written")
     for line in cost.render_plan(plan_sweep(cfg, used), acc, len(used), "whole sweep",
                                  "time here not measured: the call is the sweep itself"):
         print(line)

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metadisco.cli.common import (
-    MAX_TIMESTEPS,
-    add_set_option,
-    add_track_option,
-    open_tracking,
-    output_dir,
-    positive_int,
-    say,
-    seed_int,
-)
+from metadisco.cli import common
 
 
 def add_parser(sub, name):
@@ -22,15 +13,15 @@ def add_parser(sub, name):
     p.add_argument("--objective", default="ppo",
                    help="built-in name (ppo, dpo, pqn), objective file, or meta-training run directory; a TD "
                         "objective (pqn's) trains with algorithm pqn")
-    p.add_argument("--seeds", type=positive_int("--seeds"), default=1)
-    p.add_argument("--timesteps", type=positive_int("--timesteps", MAX_TIMESTEPS), default=None,
+    p.add_argument("--seeds", type=common.positive_int("--seeds"), default=1)
+    p.add_argument("--timesteps", type=common.positive_int("--timesteps", common.MAX_TIMESTEPS), default=None,
                    help="env steps per seed (default: the preset's)")
     p.add_argument("--preset", default=None, help="trainer preset (default: chosen from the env id)")
-    p.add_argument("--seed", type=seed_int("--seed"), default=0,
+    p.add_argument("--seed", type=common.seed_int("--seed"), default=0,
                    help="base seed (0 <= seed < 2**32); seed keys are split from it")
-    add_set_option(p)
+    common.add_set_option(p)
     p.add_argument("--out", required=True, help="output directory")
-    add_track_option(p)
+    common.add_track_option(p)
     p.set_defaults(run=run)
 
 
@@ -48,11 +39,11 @@ def run(args) -> int:
     config = resolve_config(args.env, args.preset, args.overrides, args.timesteps, objective.algorithm)
     check_trainer_fits(config, args.seeds, f"--seeds {args.seeds:,}")
     used = devices.select(args.devices)
-    out = output_dir(args.out)  # before training: a run never ends by failing to write
-    tracking = open_tracking(args, out, {"env": args.env, "objective": args.objective, "seeds": args.seeds,
-                                         "seed": args.seed, **config_to_dict(config)})
-    say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
-        f"{config.num_updates} updates of {config.batch_size} steps (compiling first)")
+    out = common.output_dir(args.out)  # before training: a run never ends by failing to write
+    tracking = common.open_tracking(args, out, {"env": args.env, "objective": args.objective, "seeds": args.seeds,
+                                                "seed": args.seed, **config_to_dict(config)})
+    common.say(f"training {args.seeds} seed(s) of {args.objective} on {args.env} over {len(used)} device(s): "
+               f"{config.num_updates} updates of {config.batch_size} steps (compiling first)")
     result = train_seeds(args.env, objective, meta, config, args.seeds, args.seed, used)
     curve = result.return_curve
     summary = {
@@ -101,10 +92,10 @@ def run(args) -> int:
         tracking.close()
     finite = result.final_return[np.isfinite(result.final_return)]
     mean = f"{finite.mean():.1f}" if finite.size else "n/a"
-    say(f"final return {mean} (mean of {finite.size}/{args.seeds} seeds), "
-        f"{result.steps_per_second:,.0f} env steps/s, compile {result.compile_seconds:.1f}s"
-        f"{' (from the cache)' if result.compile_cached else ''}, trace {result.trace_seconds:.1f}s; "
-        f"wrote {out / 'summary.json'}")
+    common.say(f"final return {mean} (mean of {finite.size}/{args.seeds} seeds), "
+               f"{result.steps_per_second:,.0f} env steps/s, compile {result.compile_seconds:.1f}s"
+               f"{' (from the cache)' if result.compile_cached else ''}, trace {result.trace_seconds:.1f}s; "
+               f"wrote {out / 'summary.json'}")
     return 0
 
 
