@@ -53,7 +53,8 @@ def _rejax_algo(name: str, env_id: str, config: TrainConfig, **settings):
     try:
         import rejax
     except ImportError:
-        raise UserError("bench --peers needs rejax: pip install -e '.[bench]'") from None
+        raise UserError("the peer benchmark runs rejax's algorithms, and rejax is not installed: "
+                        "pip install -e '.[bench]'") from None
     import gymnax
 
     env, params = gymnax.make(env_id)
