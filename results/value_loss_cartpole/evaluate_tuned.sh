@@ -12,3 +12,8 @@ OUT=results/value_loss_cartpole
 metadisco evaluate "learned=$OUT/learned.msgpack" --baselines "l2=$OUT/l2.msgpack,ppo" --envs CartPole-v1@65536 \
   --seeds 32 --seed 1000 --score mean_return --tune lr=1e-4,2.5e-4,5e-4,1e-3 --no-progress --resume \
   --out "$OUT/eval_1x_tuned" 2>&1 | tee "$OUT/eval_1x_tuned.txt"
+# Step 2, added 2026-11-26 after step 1 chose the grid's top (1e-3) for all three methods, before it ran: the same
+# evaluation on a grid that continues upward, {1e-3, 2.5e-3, 5e-3, 1e-2}, in its own directory.
+metadisco evaluate "learned=$OUT/learned.msgpack" --baselines "l2=$OUT/l2.msgpack,ppo" --envs CartPole-v1@65536 \
+  --seeds 32 --seed 1000 --score mean_return --tune lr=1e-3,2.5e-3,5e-3,1e-2 --no-progress --resume \
+  --out "$OUT/eval_1x_tuned_high" 2>&1 | tee "$OUT/eval_1x_tuned_high.txt"
