@@ -70,9 +70,9 @@ def distil(target: Target, method: str, symbolic_options: dict | None = None) ->
                   "readable": forms(expr)["expression"], "latex": forms(expr)["latex"],
                   "fits": [f.to_json() for f in fits]}
     elif method == "symbolic":
-        from metadisco.analysis.symbolic import distil_symbolic
+        from metadisco.analysis.symbolic import SymbolicSearch, distil_symbolic
 
-        fit = distil_symbolic(target.r, target.a, target.y, target.w, **(symbolic_options or {}))
+        fit = distil_symbolic(target.r, target.a, target.y, target.w, SymbolicSearch.from_options(symbolic_options))
         result = {"method": method, **fit.to_json(), "constants": {}, "readable": fit.expression,
                   "options": symbolic_options or {}}
     else:

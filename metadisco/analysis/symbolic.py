@@ -122,15 +122,37 @@ def _anchored_data(r, a, y, w, features):
     return x, target, weights
 
 
-def distil_symbolic(r: np.ndarray, a: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
-                    population: int = 1000, generations: int = 15, random_state: int = 0,
-                    parsimony: float = 5e-4, screen: int = 20, digits: int = 4,
-                    features: tuple[str, ...] = ("x", "A")) -> SymbolicFit:
-    """Symbolic regression of drift values y at points (r, a) (any common shape); the best valid expression.
+@dataclass(frozen=True)
+class SymbolicSearch:
+    """The settings of one symbolic regression (gplearn's genetic programming, then the validity screen)."""
 
-    `features` are gplearn's variables X0, X1, ...: "x" = r - 1, "A", and optionally "log_r" = log r (not in
-    Goldie et al.'s (2025) set, but DPO's negative-advantage half is a function of log r).
-    """
+    population: int = 1000  # programs per generation
+    generations: int = 15
+    random_state: int = 0  # gplearn's seed
+    parsimony: float = 5e-4  # gplearn's penalty per program node
+    screen: int = 20  # final-generation programs checked for validity before settling for the valid ones found
+    digits: int = 4  # significant digits of the expression's constants
+    # gplearn's variables X0, X1, ...: "x" = r - 1, "A", and optionally "log_r" = log r (not in Goldie et al.'s
+    # (2025) set, but DPO's negative-advantage half is a function of log r)
+    features: tuple[str, ...] = ("x", "A")
+
+    @classmethod
+    def from_options(cls, options: dict | None) -> SymbolicSearch:
+        """From plain options (a distilled.json's `options`); a one-line error names an unknown one."""
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(options or {}) - known)
+        if unknown:
+            raise UserError(f"unknown symbolic regression option(s) {', '.join(unknown)}; known: "
+                            f"{', '.join(sorted(known))}")
+        return cls(**{k: tuple(v) if k == "features" else v for k, v in (options or {}).items()})
+
+
+def distil_symbolic(r: np.ndarray, a: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+                    search: SymbolicSearch = SymbolicSearch()) -> SymbolicFit:
+    """Symbolic regression of drift values y at points (r, a) (any common shape), weighted by `weights`; the best
+    valid expression (`search`: the regression's settings)."""
+    population, generations, random_state = search.population, search.generations, search.random_state
+    parsimony, screen, digits, features = search.parsimony, search.screen, search.digits, search.features
     unknown = sorted(set(features) - set(FEATURES))
     if unknown or "A" not in features:
         raise UserError(f"symbolic features must include 'A' and be among {', '.join(FEATURES)}; got {features}")

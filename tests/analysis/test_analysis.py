@@ -151,3 +151,14 @@ def test_weighted_distillation_collects_training_histogram(tmp_path):
     # 8 updates x 4 epochs x 64 samples (2 minibatches of 32) per update.
     assert target["weighted"] and target["samples"] == 8 * 4 * 64 and target["coverage"] > 0.99
     assert result["family"] == "dpo" and result["r2"] >= 0.999
+
+
+def test_symbolic_options_are_one_settings_group_and_unknown_ones_are_named():
+    from metadisco.analysis.symbolic import SymbolicSearch
+    from metadisco.core.errors import UserError
+
+    search = SymbolicSearch.from_options({"population": 50, "features": ["x", "A", "log_r"]})
+    assert search == SymbolicSearch(population=50, features=("x", "A", "log_r"))
+    assert SymbolicSearch.from_options(None) == SymbolicSearch()
+    with pytest.raises(UserError, match=r"unknown symbolic regression option\(s\) popsize; known: digits, "):
+        SymbolicSearch.from_options({"popsize": 50})
