@@ -166,6 +166,8 @@ class ScoreBest:
             record.fitness_of_best = None
         elif record.best_generation == step.config.generations:
             record.fitness_of_best = record.fitness_of_final_mean
+        elif record.best_generation == 0:  # generation 0's mean: scored on these fresh seeds before the first
+            record.fitness_of_best = record.fitness_of_initial_mean
         elif run.run_dir is None:
             record.fitness_of_best = None
         else:

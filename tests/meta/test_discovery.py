@@ -376,3 +376,33 @@ def test_a_validation_that_never_scores_keeps_nothing_and_the_run_ends(tmp_path,
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["objective_best"] is None and not (tmp_path / "objective_best.msgpack").exists()
     assert (tmp_path / "objective.msgpack").exists()  # what evaluate / plot / distil fall back to
+
+
+def test_when_nothing_beats_the_start_the_kept_objective_is_scored_without_training_it_again(tmp_path,
+                                                                                            monkeypatch):
+    """An ES step too small to change a float32 drift (lr 1e-30): the one generation's mean trains exactly as PPO,
+    ties the start on validation, and ties keep the earliest, so the kept objective is generation 0's mean. Its
+    fitness on the training tasks' fresh seeds was measured before the first generation, so the last generation
+    reports that number (the same keys and point: what a new scoring pass gives, checked here) instead of training
+    it again."""
+    config = discover(generations=1, eval_every=1, validation={"tasks": DISCOVER["validation"]["tasks"], "every": 5},
+                      strategy={"name": "Open_ES", "population_size": 4, "sigma_init": 0.5, "lr": 1e-30})
+    from metadisco.meta.problem import MetaProblem
+
+    scored = []
+    score_paired = MetaProblem.score_paired
+    monkeypatch.setattr(MetaProblem, "score_paired",
+                        lambda self, meta, tasks, *a, **k: scored.append(tasks) or score_paired(self, meta, tasks, *a,
+                                                                                                  **k))
+    result = meta_train(config, tmp_path, progress=False)
+    assert result.best_generation == 0 and result.best_validation == 1.0  # PPO itself, paired against PPO
+    assert result.fitness_of_best == result.fitness_of_initial_mean
+    line = metrics(tmp_path)[-1]
+    assert line["validation"] == 1.0 and line["fitness_of_best"] == result.fitness_of_initial_mean
+    step = GenerationStep(parse_config(config))
+    # the run scored the training tasks twice (the start, the last mean) and validated twice: no third pass
+    names = [x.name for x in step.problem.tasks]
+    assert sum([x.name for x in tasks] == names for tasks in scored) == 2
+    _, kept = load_objective(tmp_path / "objective_best.msgpack")
+    baselines = Baselines(random=measure_random(step.problem), paired=True)
+    assert step.problem.mean_fitness(kept, baselines) == result.fitness_of_initial_mean
