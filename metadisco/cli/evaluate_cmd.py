@@ -71,6 +71,13 @@ def rules_of(args):
     return Rules(args.score, args.eval_episodes or 0, tuple(parse_tune(t) for t in args.tune), args.tune_rule)
 
 
+def training_of(args):
+    """What every method trains with (`metadisco.evaluate.Training`) from the command line."""
+    from metadisco.evaluate.training import Training
+
+    return Training(args.timesteps, tuple(args.overrides), args.preset)
+
+
 def run(args) -> int:
     use_baseline_cache(args)
     from metadisco.core.errors import UserError
@@ -81,9 +88,9 @@ def run(args) -> int:
         return dry_run(args)
     if args.out is None:
         raise UserError("give --out DIR, or --dry-run to plan the evaluation without one")
-    report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out, args.timesteps,
-                         args.overrides, args.seed, args.preset, show_progress=show_progress(args),
-                         devices=devices.select(args.devices), rules=rules_of(args), resume=args.resume)
+    report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out,
+                         training=training_of(args), rules=rules_of(args), seed=args.seed, resume=args.resume,
+                         devices=devices.select(args.devices), show_progress=show_progress(args))
     settings = report["settings"]
     for env, entries in report["envs"].items():
         cells = []
@@ -122,8 +129,8 @@ def dry_run(args) -> int:
 
     acc = dry_run_accelerator(args)
     rules = rules_of(args)
-    methods, envs, configs = prepare(args.objective, args.envs, args.baselines, args.seeds, args.timesteps,
-                                     args.overrides, args.seed, args.preset, rules)
+    methods, envs, configs = prepare(args.objective, args.envs, args.baselines, args.seeds,
+                                     training=training_of(args), seed=args.seed, rules=rules)
     used = devices.select(args.devices)
     say(f"dry run: compiling the calls of {len(methods)} method(s) on {len(envs)} env(s); nothing is trained or "
         "written")

@@ -2,7 +2,7 @@
 `metadisco evaluate`).
 
     report, runs = evaluate("dpo", ["CartPole-v1", "Acrobot-v1"], ["ppo"], num_seeds=8, out="out/")
-    report, runs = evaluate("dpo", ["Breakout-MinAtar"], ["ppo"], 16, "out/",
+    report, runs = evaluate("dpo", ["Breakout-MinAtar"], ["ppo"], 16, "out/", training=Training(timesteps=500_000),
                             rules=Rules("eval_return", tune=(("lr", (1e-3, 2.5e-3, 5e-3)),)), resume=True)
 
 Envs are evaluated one after another; on each, every method trains the same `num_seeds` seed keys with the
@@ -23,25 +23,47 @@ from metadisco.core import lock as rundir_lock
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
 from metadisco.evaluate.rules import Rules
 from metadisco.evaluate.runner import MethodRun, group_methods, train_env
+from metadisco.evaluate.training import Training
 from metadisco.runs.random_policy import cached_random_return
 
-__all__ = ["Method", "MethodRun", "Rules", "evaluate", "prepare", "group_methods", "held_out_envs",
+__all__ = ["Method", "MethodRun", "Rules", "Training", "evaluate", "prepare", "group_methods", "held_out_envs",
            "resolve_methods", "train_env"]
 
+# evaluate's and prepare's keywords before `Training` grouped them (metadisco 0.x): still taken, with a warning.
+LEGACY_TRAINING = ("timesteps", "overrides", "preset")
 
-def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int,
-            timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
-            rules: Rules | None = None) -> tuple[list[Method], list[str], dict]:
-    """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training."""
+
+def _training_of(training: Training | None, legacy: dict, where: str) -> Training:
+    """`training`, or the one the old keywords (timesteps=, overrides=, preset=) describe."""
+    import warnings
+    from dataclasses import replace
+
+    unknown = sorted(set(legacy) - set(LEGACY_TRAINING))
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    if not legacy:
+        return training or Training()
+    if training is not None:
+        raise TypeError(f"{where}(): give training=Training(...) or the old {', '.join(sorted(legacy))}=, not both")
+    warnings.warn(f"{where}(): {', '.join(f'{k}=' for k in sorted(legacy))} are now training=Training(...)",
+                  DeprecationWarning, stacklevel=3)
+    return replace(Training(), **legacy)
+
+
+def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, *,
+            training: Training | None = None, seed: int = 0, rules: Rules | None = None,
+            **legacy) -> tuple[list[Method], list[str], dict]:
+    """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training.
+    `training`: the preset, budget and changes every method trains with (`Training`; default the env's preset)."""
     from dataclasses import replace
 
     from metadisco.core.coerce import INT32_MAX, check_int, check_seed
     from metadisco.core.errors import SettingError, UserError
     from metadisco.core.limits import check_trainer_fits
     from metadisco.envs import split_budget
-    from metadisco.runs.seeds import resolve_config
     from metadisco.trainers.hyper import with_values
 
+    training = _training_of(training, legacy, "prepare")
     if num_seeds < 1:
         raise SettingError(f"num_seeds must be a positive integer, got {num_seeds}", ("num_seeds",))
     try:
@@ -75,7 +97,7 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
         raise SettingError(f"env {duplicates[0].removesuffix('@None')!r} is given twice in envs; give each regime "
                            "once (the same env at several budgets: ID@TIMESTEPS each)", ("envs",))
     # Check everything the user typed before the first (long) training call.
-    configs = {name: resolve_config(env, preset, overrides, budget or timesteps, algorithms[0])
+    configs = {name: training.config(env, budget, algorithms[0])
                for name, (env, budget) in zip(envs, budgets, strict=True)}
     if rules is not None and rules.eval_episodes:  # every trained agent then plays them (trainers.greedy)
         configs = {name: replace(c, eval_episodes=rules.eval_episodes) for name, c in configs.items()}
@@ -94,24 +116,34 @@ def env_of(regime: str) -> str:
 
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
-             timesteps: int | None = None, overrides=(), seed: int = 0, preset: str | None = None,
-             show_progress: bool = True, devices=None, score: str | None = None, rules: Rules | None = None,
-             resume: bool = False) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+             *, training: Training | None = None, rules: Rules | None = None, seed: int = 0, resume: bool = False,
+             devices=None, show_progress: bool = True, **legacy) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
     directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs), runs
     being each method's reported run (at its chosen grid point when tuning).
     `baselines` None: the objective's own algorithm's (ppo, or pqn for a TD objective).
 
-    The methods x seeds of each env are sharded over `devices` (default: every device of this process).
-    `rules` (`metadisco.evaluate.rules.Rules`): the score, deterministic episodes and tuning grid; `score` alone
-    is shorthand for `Rules(score)`. `resume`: finish the evaluation whose cells `out` holds."""
+    `training` (`Training`): the preset, budget and `--set` changes every method trains with. `rules`
+    (`metadisco.evaluate.rules.Rules`): the score, deterministic episodes and tuning grid (default: the final
+    return, untuned). Seed keys come from `seed`. The methods x seeds of each env are sharded over `devices`
+    (default: every device of this process). `resume`: finish the evaluation whose cells `out` holds.
+    The old keywords timesteps=, overrides=, preset= (now `training`) and score= (now `Rules(score)`) still work,
+    with a DeprecationWarning."""
+    import warnings
+
     import jax
 
     from metadisco.core.io import check_output_dir
 
+    score = legacy.pop("score", None)
+    if score is not None:
+        if rules is not None:
+            raise TypeError("evaluate(): give rules=Rules(...) or the old score=, not both")
+        warnings.warn("evaluate(): score= is now rules=Rules(score)", DeprecationWarning, stacklevel=2)
     rules = rules or Rules(score or "final_return")
-    methods, envs, configs = prepare(objective, envs, baselines, num_seeds, timesteps, overrides, seed, preset,
-                                     rules)
+    training = _training_of(training, legacy, "evaluate")
+    methods, envs, configs = prepare(objective, envs, baselines, num_seeds, training=training, seed=seed,
+                                     rules=rules)
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write
     devices = list(jax.local_devices() if devices is None else devices)
     plan = _Plan(methods, envs, configs, num_seeds, seed, rules, devices)

@@ -207,6 +207,33 @@ def open_update(meta: dict, grads: Any, momenta: jax.Array, carry: jax.Array, pa
     return jax.tree.unflatten(treedef, u_leaves), momenta, carry
 
 
+def open_transformation(meta: dict, gru: int, residual: bool, eps: float, learning_rate,
+                        max_grad_norm) -> optax.GradientTransformationExtraArgs:
+    """OPEN's whole step as an optax transformation: its update takes `context=OptimizerContext(...)` and returns
+    the change to add to the params (-u; with `residual`, Adam's clipped update at `learning_rate` minus u)."""
+    adam = optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate, eps=eps)) \
+        if residual else None
+
+    def init(params):
+        size = sum(x.size for x in jax.tree.leaves(params))
+        return OpenState(jnp.zeros((size, len(DECAYS)), jnp.float32), jnp.zeros((size, gru), jnp.float32),
+                         adam.init(params) if adam is not None else optax.EmptyState())
+
+    def update(grads, state: OpenState, params=None, *, context: OptimizerContext | None = None, **extra):
+        del extra
+        if params is None or context is None:
+            raise ValueError("optimizer 'open' needs params and the trainer's OptimizerContext "
+                             "(a trainer builds it for a piece with needs_context)")
+        clipped = clip_towers(grads, context.actor_mask, max_grad_norm)
+        u, momenta, carry = open_update(meta, clipped, state.momenta, state.carry, params, context)
+        if adam is None:
+            return jax.tree.map(jnp.negative, u), OpenState(momenta, carry, state.adam)
+        adam_updates, adam_state = adam.update(grads, state.adam, params)
+        return jax.tree.map(jnp.subtract, adam_updates, u), OpenState(momenta, carry, adam_state)
+
+    return optax.GradientTransformationExtraArgs(init, update)
+
+
 @OPTIMIZERS.register("open")
 @dataclass(frozen=True)
 class OpenOptimizer(Piece):
@@ -251,28 +278,7 @@ class OpenOptimizer(Piece):
     def __call__(self, meta, inputs: OptimizerInputs, progress: Progress) -> optax.GradientTransformationExtraArgs:
         del progress  # OPEN's training proportion comes in the context, per step
         learning_rate, max_grad_norm, _ = inputs
-        gru = self.gru
-        adam = optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(learning_rate, eps=self.eps)) \
-            if self.residual else None
-
-        def init(params):
-            size = sum(x.size for x in jax.tree.leaves(params))
-            return OpenState(jnp.zeros((size, len(DECAYS)), jnp.float32), jnp.zeros((size, gru), jnp.float32),
-                             adam.init(params) if adam is not None else optax.EmptyState())
-
-        def update(grads, state: OpenState, params=None, *, context: OptimizerContext | None = None, **extra):
-            del extra
-            if params is None or context is None:
-                raise ValueError("optimizer 'open' needs params and the trainer's OptimizerContext "
-                                 "(a trainer builds it for a piece with needs_context)")
-            clipped = clip_towers(grads, context.actor_mask, max_grad_norm)
-            u, momenta, carry = open_update(meta, clipped, state.momenta, state.carry, params, context)
-            if adam is None:
-                return jax.tree.map(jnp.negative, u), OpenState(momenta, carry, state.adam)
-            adam_updates, adam_state = adam.update(grads, state.adam, params)
-            return jax.tree.map(jnp.subtract, adam_updates, u), OpenState(momenta, carry, adam_state)
-
-        return optax.GradientTransformationExtraArgs(init, update)
+        return open_transformation(meta, self.gru, self.residual, self.eps, learning_rate, max_grad_norm)
 
 
 def meta_from_vector(vector: np.ndarray, gru: int = 8, hidden: int = 16) -> dict:

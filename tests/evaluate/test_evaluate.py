@@ -14,7 +14,7 @@ import yaml
 
 from metadisco.cli import main
 from metadisco.core.errors import UserError
-from metadisco.evaluate import evaluate, prepare, summary
+from metadisco.evaluate import Training, evaluate, prepare, summary
 from metadisco.evaluate.runner import EpisodeCurves, MethodRun
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.objectives.files import save_objective
@@ -49,8 +49,8 @@ def files(tmp_path_factory):
 def evaluated(files, tmp_path_factory):
     """The library call: dpo against ppo and a ppo file on the tiny config."""
     out = tmp_path_factory.mktemp("eval_lib")
-    report, runs = evaluate("dpo", [ENV], ["ppo", files["ppo_file"]], SEEDS, out, timesteps=TIMESTEPS,
-                            overrides=TINY, show_progress=False)
+    report, runs = evaluate("dpo", [ENV], ["ppo", files["ppo_file"]], SEEDS, out,
+                            training=Training(TIMESTEPS, TINY), show_progress=False)
     return report, runs, out
 
 
@@ -223,7 +223,7 @@ def test_random_policy_runs_until_episodes_end():
 
 def test_one_env_at_two_budgets_is_two_regimes(tmp_path):
     report, runs = evaluate("dpo", [f"{ENV}@256", f"{ENV}@512"], ["ppo"], 2, tmp_path / "two",
-                            overrides=TINY, show_progress=False)
+                            training=Training(overrides=TINY), show_progress=False)
     assert list(runs) == [f"{ENV}@256", f"{ENV}@512"]
     assert report["settings"]["timesteps"] == {f"{ENV}@256": 256, f"{ENV}@512": 512}
     assert runs[f"{ENV}@512"]["ppo"].curves.episode_return.shape[1] == 2 * runs[f"{ENV}@256"]["ppo"].curves \

@@ -5,7 +5,7 @@ import pytest
 
 from metadisco.cli import main
 from metadisco.envs import make_env
-from metadisco.evaluate import Rules, prepare
+from metadisco.evaluate import Rules, Training, prepare
 from metadisco.evaluate.plan import plan_evaluation
 from metadisco.evaluate.runner import group_methods, group_program
 from metadisco.parallel import cost
@@ -17,7 +17,7 @@ TRAIN = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "num_minibatches=2", 
 
 
 def test_the_plan_is_the_evaluations_calls():
-    methods, envs, configs = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, 256, TRAIN)
+    methods, envs, configs = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, training=Training(256, TRAIN))
     (dpo, ppo) = plan_evaluation(methods, envs, configs, 2)
     assert (dpo.label, ppo.label) == ("CartPole-v1: dpo", "CartPole-v1: ppo")  # different drifts: two calls
     assert dpo.runs == 2 and dpo.env_steps == 2 * 256
@@ -45,3 +45,14 @@ def test_the_dry_run_writes_nothing(tmp_path, monkeypatch, capsys):
     assert "whole evaluation: 1,024 env steps" in out and "ESTIMATE for one L4" in out
     assert list(tmp_path.iterdir()) == []
     assert main(command[:-3]) == 2 and "give --out DIR" in capsys.readouterr().err
+
+
+def test_the_old_keywords_still_prepare_the_same_evaluation():
+    new = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, training=Training(256, TRAIN, "classic"))
+    with pytest.warns(DeprecationWarning, match=r"now training=Training"):
+        old = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, timesteps=256, overrides=TRAIN, preset="classic")
+    assert old[1:] == new[1:] and [m.label for m in old[0]] == [m.label for m in new[0]]
+    with pytest.raises(TypeError, match="not both"):
+        prepare("dpo", ["CartPole-v1"], ["ppo"], 2, training=Training(), timesteps=256)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'timestep'"):
+        prepare("dpo", ["CartPole-v1"], ["ppo"], 2, timestep=256)

@@ -15,7 +15,7 @@ from metadisco.cli.common import SETTING_FLAGS
 from metadisco.cli.evaluate_cmd import SCORE_CHOICES, TUNE_RULE_CHOICES
 from metadisco.core.cells import CellStore, pack_array, unpack_array
 from metadisco.core.errors import SettingError, UserError
-from metadisco.evaluate import Rules, evaluate, selection_keys
+from metadisco.evaluate import Rules, Training, evaluate, selection_keys
 from metadisco.evaluate.rules import SCORES, TUNE_RULES, best_point, choice_key, parse_tune
 from metadisco.runs.seeds import seed_keys
 
@@ -41,7 +41,7 @@ def tuned(tmp_path_factory):
     for rule in TUNE_RULES:
         directory = tmp_path_factory.mktemp(f"tuned_{rule}")
         rules = Rules("eval_return", 4, (("lr", GRID),), rule)
-        report, runs = evaluate("dpo", [ENV], ["ppo"], SEEDS, directory, timesteps=TIMESTEPS, overrides=TINY,
+        report, runs = evaluate("dpo", [ENV], ["ppo"], SEEDS, directory, training=Training(TIMESTEPS, TINY),
                                 show_progress=False, rules=rules)
         out[rule] = (report, runs, directory)
     return out

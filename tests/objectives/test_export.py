@@ -10,6 +10,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import metadisco
@@ -202,6 +203,48 @@ def test_exported_optimizer_updates_equal_the_piece(tmp_path, kind, options):
             np.testing.assert_array_equal(np.asarray(b), np.asarray(a))
 
 
+@pytest.mark.parametrize("residual", [False, True])
+def test_exported_open_steps_equal_the_piece(tmp_path, residual):
+    """OPEN's export, given the context metadisco's trainer gives it (an ActorCritic's layout and activations),
+    makes the piece's steps to the bit, from a random meta-parameter point, over several updates."""
+    from metadisco.objectives.registry import OptimizerContext
+    from metadisco.trainers.networks import optimizer_layout, unit_activations
+
+    piece = OPTIMIZERS.make("open", residual=residual)
+    objective = objective_with(optimizer=piece)
+    meta = random_meta(piece, jax.random.PRNGKey(5), scale=0.3)
+    module, files = exported(tmp_path, objective, {**objective.zero_meta(), "optimizer": meta})
+    assert "def open_transformation" in files["objective.py"]
+    ours = piece(meta, OptimizerInputs(3e-3, 0.5, 20), Progress(jnp.float32(0.0), jnp.float32(20.0)))
+    theirs = module.make_optimizer(3e-3, 0.5)
+    env = make_env("CartPole-v1")
+    network = make_network(env.spec, (16, 16), "tanh")
+    key = jax.random.PRNGKey(7)
+    params = network.init(key, jnp.zeros((1, 4)))
+    mask, layers = optimizer_layout(params)
+    s_ours, s_theirs = ours.init(params), theirs.init(params)
+    for step in range(6):
+        k_obs, k_grad, k_noise = jax.random.split(jax.random.fold_in(key, step), 3)
+        obs = jax.random.normal(k_obs, (32, 4))
+        _, captured = network.apply(params, obs, capture_intermediates=True, mutable=["intermediates"])
+        activations = unit_activations(network, params, captured["intermediates"])
+        grads = jax.tree.map(lambda x, k=k_grad, s=step: (1.0 + s) * jax.random.normal(k, x.shape), params)
+        fields = (activations, mask, layers, jnp.float32(step / 19), jnp.float32(step % 4 / 3), k_noise)
+        u_ours, s_ours = ours.update(grads, s_ours, params, context=OptimizerContext(*fields))
+        u_theirs, s_theirs = theirs.update(grads, s_theirs, params, context=module.OptimizerContext(*fields))
+        for a, b in zip(jax.tree.leaves(u_ours), jax.tree.leaves(u_theirs), strict=True):
+            np.testing.assert_array_equal(np.asarray(b), np.asarray(a))
+        assert any(float(jnp.abs(a).max()) > 0 for a in jax.tree.leaves(u_ours))
+        params = optax.apply_updates(params, u_ours)
+
+
+def test_open_is_refused_by_discobench_saying_what_its_train_py_lacks():
+    objective = objective_with(optimizer=OPTIMIZERS.make("open"))
+    with pytest.raises(UserError, match=r"^optimizer 'open' cannot enter DiscoBench's optim.py: it reads each "
+                                        r"layer's activations.*export --format jax"):
+        export_files(objective, objective.zero_meta(), ABOUT, "discobench")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # DiscoBench's loss.py against the PPO trainer's loss
 
@@ -313,8 +356,6 @@ def test_discobench_optim_is_written_for_another_optimizer(tmp_path):
     params = {"w": jnp.ones(3)}
     grads = {"w": jnp.asarray([1.0, -2.0, 3.0])}
     tx = optim.scale_by_optimizer()
-    import optax
-
     want = optax.scale_by_radam(eps=1e-8)
     got, _ = tx.update(grads, tx.init(params), params)
     expected, _ = want.update(grads, want.init(params), params)
@@ -333,7 +374,7 @@ class _PluginDrift(Piece):
 
 
 def test_pieces_without_a_renderer_are_refused_in_one_line_naming_those_with_one():
-    with pytest.raises(UserError, match=r"optimizer 'learned' cannot be exported.*adam, radam"):
+    with pytest.raises(UserError, match=r"optimizer 'learned' cannot be exported.*adam, open, radam"):
         o = objective_with(optimizer=OPTIMIZERS.make("learned"))
         export_files(o, o.zero_meta(), ABOUT, "jax")
     with pytest.raises(UserError, match=r"drift 'plugin_drift'.*dpo, expression, learned_dpo, lpo, ppo, talpo"):

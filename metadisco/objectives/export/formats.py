@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from metadisco.core.errors import UserError
-from metadisco.objectives.export.pieces import Source, render
+from metadisco.objectives.export.pieces import IMPORT_LINES, Source, render
 from metadisco.objectives.objective import Objective
 from metadisco.objectives.optimizer import Adam
 
@@ -54,11 +54,12 @@ def _args(source: Source, *base: str) -> str:
 
 
 def _imports(sources: list[Source]) -> str:
+    """The import block (standard library, then third party, as ruff sorts them)."""
     needs = set().union(*(s.imports for s in sources))
-    lines = (["import base64"] if "base64" in needs else []) + ["", "import jax", "import jax.numpy as jnp"]
-    if "numpy" in needs:
-        lines.append("import numpy as np")
-    return "\n".join(lines).lstrip("\n")
+    standard = [IMPORT_LINES[n] for n in ("base64", "typing") if n in needs]
+    third = ["import jax", "import jax.numpy as jnp"] + [IMPORT_LINES[n] for n in ("numpy", "optax") if n in needs]
+    third += [IMPORT_LINES["ravel_pytree"]] if "ravel_pytree" in needs else []
+    return "\n".join([*standard, *([""] if standard else []), *third])
 
 
 def _section(title: str, code: str) -> str:
@@ -135,6 +136,11 @@ def actor_loss({drift_args}):
 
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), scale_by_optimizer(),
                        optax.scale_by_learning_rate(learning_rate))'''
+    if optimizer.whole_step:
+        make = '''def make_optimizer(learning_rate, max_grad_norm=0.5):
+    """The optimiser as metadisco's trainer builds it: scale_by_optimizer is the whole step (its own clipping and
+    step size; learning_rate only for RESIDUAL), and its update takes context=OptimizerContext(...)."""
+    return scale_by_optimizer(max_grad_norm, learning_rate)'''
     return _module(doc, list(pieces.values()), [
         f"READS_PROGRESS = {reads_progress(pieces)}  # drift / value_loss take the training progress n / N",
         _section("drift", drift.code), _section("value loss", value.code),
@@ -189,6 +195,12 @@ def discobench_optim(objective: Objective, meta: Any, about: About) -> str | Non
         return None
     pieces = _pieces(objective, meta, about.label)
     optimizer = pieces["optimizer"]
+    if optimizer.whole_step:
+        raise UserError(f"optimizer {objective.optimizer.name!r} cannot enter DiscoBench's optim.py: it reads "
+                        "each layer's activations, the epoch and the training progress, and makes its own step "
+                        "size, while DiscoBench's train.py gives its optimiser none of these and scales every "
+                        "update by its learning rate; export --format jax writes it as one optax transformation "
+                        "that takes them")
     doc = _header(about, "DiscoBench OnPolicyRL optimiser module (optim.py)", pieces, objective) + '''
 DiscoBench's train.py clips the gradient's global norm (MAX_GRAD_NORM) before scale_by_optimizer() and applies
 the (annealed) learning rate after it, as metadisco's trainer does around the same optimiser.
@@ -220,6 +232,14 @@ def readme(objective: Objective, meta: Any, about: About, fmt: str, files: list[
         if progress:
             lines += ["", "The drift or value loss takes `progress` = n / N (update n of N, from 0) and TA-LPO's "
                           "drift also `num_updates` = N: pass them from the training loop."]
+        if pieces["optimizer"].whole_step:
+            lines += ["", "The optimiser is a whole step (its own clipping and step size; no learning rate after "
+                          "it): call `tx.update(grads, state, params, context=OptimizerContext(...))` at every "
+                          "minibatch step, the context holding each layer's mean |activation| per unit (pytrees "
+                          "like the params), which leaves are the actor's, each leaf's layer proportion, the "
+                          "training proportion n / (N - 1), the epoch proportion and a key (`scale_by_optimizer`'s "
+                          "docstring). DiscoBench's fixed `train.py` gives none of these, so this objective has no "
+                          "`--format discobench`."]
     else:
         lines += ["## Use", "",
                   "Copy `loss.py` (and `optim.py`, if written) into a DiscoBench OnPolicyRL task (`discogen "

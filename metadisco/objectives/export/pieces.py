@@ -28,6 +28,7 @@ from metadisco.objectives.expression import A, ExpressionDrift, R, to_source
 from metadisco.objectives.learned_dpo import LOG_SCALE_LIMIT, LearnedDPODrift
 from metadisco.objectives.learned_value_loss import LearnedValueLoss
 from metadisco.objectives.lpo import OFFSET, LPODrift, TALPODrift
+from metadisco.objectives.open_optimizer import OpenOptimizer
 from metadisco.objectives.optimizer import Adam, RAdam
 from metadisco.objectives.registry import Piece
 from metadisco.objectives.value_loss import AsymmetricL2ValueLoss, ClippedL2ValueLoss, L2ValueLoss
@@ -43,7 +44,16 @@ class Source:
     formula: str  # the piece's maths in one line, for docstrings and the README
     reads_progress: bool = False  # the function takes `progress` (n / N)
     reads_horizon: bool = False  # and `num_updates` (N)
-    imports: frozenset[str] = field(default_factory=frozenset)  # modules beyond jax / jnp: "numpy", "base64"
+    imports: frozenset[str] = field(default_factory=frozenset)  # beyond jax / jnp: IMPORT_LINES' keys
+    # an optimiser whose `scale_by_optimizer(max_grad_norm, learning_rate)` is the whole step (its own clipping
+    # and step size), taking `context=OptimizerContext(...)` at each update (OPEN), not a scaling between the
+    # caller's clipping and learning rate
+    whole_step: bool = False
+
+
+IMPORT_LINES = {"base64": "import base64", "typing": "from typing import Any, NamedTuple",
+                "numpy": "import numpy as np", "optax": "import optax",
+                "ravel_pytree": "from jax.flatten_util import ravel_pytree"}
 
 
 def _arrays(*named: tuple[str, object, str]) -> tuple[str, frozenset[str]]:
@@ -303,12 +313,72 @@ def scale_by_optimizer():
     return optax.scale_by_radam(eps=RADAM_EPS)''', f"RAdam, eps = {piece.eps}")
 
 
+# OPEN's functions are exported as their own source (`inspect.getsource`), so the export runs the very code the
+# piece runs, in the order it is defined here.
+_OPEN_FUNCTIONS = ("meta_shapes", "_is_shape", "_dense", "gru_cell", "_layer_norm", "head", "update_momenta",
+                   "deterministic_step", "dormancy", "tensor_features", "clip_towers", "OpenState", "open_update",
+                   "open_transformation")
+_OPEN_CONSTANTS = ("DECAYS", "NUM_INPUTS", "STEP_MULT", "EXP_MULT", "LOG_EPS", "NORM_EPS", "LAYER_NORM_EPS",
+                   "DORMANCY_EPS")
+
+
+def _open(piece: OpenOptimizer, meta) -> Source:
+    import inspect
+
+    from metadisco.objectives import open_optimizer as open_module
+    from metadisco.objectives.registry import OptimizerContext
+
+    vector, needs = array_source("OPEN_VECTOR", open_module.meta_to_vector(meta),
+                                 f"learned: {open_module.meta_size(piece.gru, piece.hidden):,} numbers in OPEN's order")
+    constants = "\n".join(f"{name} = {getattr(open_module, name)!r}" for name in _OPEN_CONSTANTS)
+    functions = "\n\n".join(inspect.getsource(getattr(open_module, name)) for name in _OPEN_FUNCTIONS)
+    residual = ("; with RESIDUAL, Adam's clipped update at learning_rate minus u (zero meta-parameters: Adam)"
+                if piece.residual else "")
+    residual_doc = ("\n    With RESIDUAL the step is Adam's clipped update at learning_rate minus u (zero "
+                    "meta-parameters: Adam)." if piece.residual else "")
+    formula = (f"OPEN (Goldie et al., NeurIPS 2024), GRU {piece.gru}, hidden {piece.hidden}: u = o0 1e-3 "
+               f"exp(1e-3 o1) + o2 1e-3 N(0, 1) on the actor, zero-mean, p <- p - u{residual}")
+    return Source(f'''{constants}
+OPEN_GRU = {piece.gru!r}
+OPEN_HIDDEN = {piece.hidden!r}
+RESIDUAL = {piece.residual!r}  # add OPEN's update to Adam's (metadisco's start) instead of replacing it
+ADAM_EPS = {piece.eps!r}  # the residual's Adam epsilon
+{vector}
+
+
+{inspect.getsource(OptimizerContext)}
+
+{functions}
+
+def open_meta():
+    """OPEN_VECTOR unflattened into OPEN's meta-parameter tree (as OPEN's eval.py reads its released .npy)."""
+    zero = jax.tree.map(lambda s: jnp.zeros(s, jnp.float32), meta_shapes(OPEN_GRU, OPEN_HIDDEN), is_leaf=_is_shape)
+    return ravel_pytree(zero)[1](OPEN_VECTOR)
+
+
+def scale_by_optimizer(max_grad_norm=0.5, learning_rate=None):
+    """OPEN, Goldie et al. (NeurIPS 2024): the update u = o0 1e-3 exp(1e-3 o1) + o2 1e-3 N(0, 1) (noise on the
+    actor only), made zero-mean, and p <- p - u.{residual_doc}
+
+    OPEN's whole step, not a scaling: it clips the actor's and the critic's gradients to global norm
+    max_grad_norm (each apart) and makes its own step size, so no learning rate follows it (learning_rate is
+    read only with RESIDUAL). Its update is update(grads, state, params, context=OptimizerContext(...)) and
+    returns the change to add to the params; the context carries, per step, each layer's mean |activation| per
+    unit, which leaves are the actor's, each leaf's layer proportion i / (L - 1) in its own tower, the training
+    proportion n / (N - 1), the epoch proportion e / (E - 1) and a key for the actor noise.
+    """
+    return open_transformation(open_meta(), OPEN_GRU, RESIDUAL, ADAM_EPS, learning_rate, max_grad_norm)''',
+                  formula, imports=frozenset({"typing", "numpy", "optax", "ravel_pytree"} | ({"base64"} if needs
+                                                                                            else set())),
+                  whole_step=True)
+
+
 RENDERERS: dict[type, Callable[[Piece, object], Source]] = {
     PPODrift: _ppo, DPODrift: _dpo, LearnedDPODrift: _learned_dpo, LPODrift: _lpo, TALPODrift: _talpo,
     ExpressionDrift: _expression,
     L2ValueLoss: _l2, AsymmetricL2ValueLoss: _asymmetric_l2, ClippedL2ValueLoss: _clipped_l2,
     LearnedValueLoss: _learned_value_loss,
-    Adam: _adam, RAdam: _radam,
+    Adam: _adam, RAdam: _radam, OpenOptimizer: _open,
 }
 SLOT_WORDS = {"drift": "drift", "value_loss": "value loss", "optimizer": "optimizer"}
 
