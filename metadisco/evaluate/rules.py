@@ -30,8 +30,9 @@ import numpy as np
 
 from metadisco.core.errors import SettingError, UserError
 from metadisco.trainers.greedy import DEFAULT_EVAL_EPISODES
+from metadisco.trainers.metrics import FITNESS_FNS
 
-SCORES = ("final_return", "mean_return", "eval_return")
+SCORES = tuple(FITNESS_FNS)  # final_return, mean_return, eval_return: every score of a trained run
 TUNE_RULES = ("fresh_seeds", "same_seeds")
 
 

@@ -54,12 +54,10 @@ from metadisco.trainers.hyper_space import (
     space_section,
     space_to_plain,
 )
-from metadisco.trainers.metrics import diverged, learning_curve, reduce_fitness
+from metadisco.trainers.metrics import SCORE_WORDS, diverged, learning_curve, reduce_fitness
 
 SEARCHES = ("grid", "random")
-SCORES = ("final_return", "eval_return")
-SCORE_WORDS = {"final_return": "final return (mean return of the episodes in the last 5% of updates)",
-               "eval_return": "deterministic episodes of each trained agent's mode (mean return)"}
+SCORES = ("final_return", "eval_return")  # what a sweep records per seed (`trainers.metrics.SCORE_WORDS`)
 MAX_RUNS = 1 << 20  # points x seeds: a sweep is one array axis
 
 

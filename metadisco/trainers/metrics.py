@@ -64,6 +64,10 @@ def eval_return(metrics: Metrics, window: float | None = None) -> jnp.ndarray:
 
 # Every fitness is `fn(metrics, window)`: the one call shape `reduce_fitness` relies on.
 FITNESS_FNS = {"final_return": final_return, "mean_return": mean_return, "eval_return": eval_return}
+# What each score of a trained run is, in words for tables and reports (evaluate, sweep, meta-training).
+SCORE_WORDS = {"final_return": "final return (mean return of the episodes in the last 5% of updates)",
+               "mean_return": "mean return of every episode of training (the area under the learning curve)",
+               "eval_return": "deterministic episodes of each trained agent's mode (mean return)"}
 
 
 def reduce_fitness(name: str, metrics: Metrics, final_window: float) -> jnp.ndarray:
