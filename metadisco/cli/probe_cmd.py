@@ -87,7 +87,7 @@ def run(args) -> int:
 
 
 def _baseline(task: dict):
-    """A task's baseline score: "baseline", or "ppo" in a probe report written before session 16."""
+    """A task's baseline score: "baseline", or "ppo" in an older probe report."""
     return task.get("baseline", task.get("ppo"))
 
 

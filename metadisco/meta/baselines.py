@@ -49,7 +49,7 @@ class Baselines:
     def to_json(self) -> dict | None:
         """baselines.json of a run directory (None: nothing to write)."""
         if self.paired:
-            return {"random_policy": self.random, "baseline_gap": self.scales}  # "ppo_gap" before session 16
+            return {"random_policy": self.random, "baseline_gap": self.scales}  # older files: "ppo_gap"
         return self.normalisers or None
 
 

@@ -168,7 +168,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
                             for t, r in zip(out_g.tasks, out_g.returns, strict=True)}}
         if step.problem.paired:
             line["tasks"] = [t.name for t in out_g.tasks]
-            line["baseline"] = dict(out_g.baseline)  # "ppo" in runs before session 16
+            line["baseline"] = dict(out_g.baseline)  # older runs' metrics.jsonl name it "ppo" (readers take both)
         if config.sampling.scale:  # the drawn settings each task trained at this generation
             line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
                                 for t in out_g.tasks}
