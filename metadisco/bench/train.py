@@ -131,8 +131,11 @@ def machine() -> dict:
             "jax": jax.__version__, "python": platform.python_version(), "processor": platform.processor()}
 
 
+LEARNED_PIECES = ("learned_optimizer", "open", "lpo")
+
+
 def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, seed_counts=(1,),
-                        population: int = 4) -> dict:
+                        population: int = 4, pieces: tuple[str, ...] = LEARNED_PIECES) -> dict:
     """Trainer throughput with learned pieces against the PPO + Adam baseline on the same env, config and keys.
 
     "learned_optimizer" swaps Adam for the learned optimiser (a per-parameter MLP over gradient, momenta, value
@@ -141,15 +144,20 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
     Per seed count: `steps_per_second`, `seconds_per_update` (one update: rollout, GAE and every epoch's
     minibatch steps) and `cost`, baseline seconds-per-step multiples (1.0 = free). `population`: meta-training's
     shape, `population` members with their own meta-parameters (and keys), one seed each, vmapped in one
-    program: its steps/s and cost. Meta-parameters are small random values, as during meta-training.
+    program: its steps/s and cost. Meta-parameters are small random values, as during meta-training. `pieces`:
+    which of `LEARNED_PIECES` to measure (Adam always: it is the unit).
     """
     from metadisco.objectives import DRIFTS, OPTIMIZERS, Objective
 
     config = resolve_config(env_id, timesteps=timesteps)
     env = make_env(env_id)
     steps = config.num_updates * config.batch_size
-    variants = {"adam": Objective(), "learned_optimizer": Objective(optimizer=OPTIMIZERS.make("learned")),
-                "open": Objective(optimizer=OPTIMIZERS.make("open")), "lpo": Objective(drift=DRIFTS.make("lpo"))}
+    unknown = sorted(set(pieces) - set(LEARNED_PIECES))
+    if unknown:
+        raise ValueError(f"learned_piece_costs: unknown piece {unknown[0]!r}; pieces: {', '.join(LEARNED_PIECES)}")
+    every = {"learned_optimizer": Objective(optimizer=OPTIMIZERS.make("learned")),
+             "open": Objective(optimizer=OPTIMIZERS.make("open")), "lpo": Objective(drift=DRIFTS.make("lpo"))}
+    variants = {"adam": Objective(), **{name: every[name] for name in LEARNED_PIECES if name in pieces}}
     learned = [name for name in variants if name != "adam"]
     out = {"env": env_id, "timesteps_per_seed": steps, "num_updates": config.num_updates}
     trains = {name: make_trainer(config, env, objective).train for name, objective in variants.items()}
