@@ -3,7 +3,8 @@
 # env at 625,000 steps (4x the longest meta-training run; the README's second held-out claim), every method's lr
 # tuned. Declared in session 23, before it ran, with evaluate_tuned.sh's settings unchanged but the budget: the
 # 16 reported seeds of eval_held_out at this budget (base seed 1000), each method's lr tuned over
-# {2.5e-3, 5e-3, 1e-2} on 16 selection seeds of its own (fresh_seeds), final return scored with 16 deterministic episodes per agent recorded (P(improvement) printed on both). Resumable (--resume).
+# {2.5e-3, 5e-3, 1e-2} on 16 selection seeds of its own (fresh_seeds), final return scored with 16 deterministic
+# episodes per agent recorded (P(improvement) printed on both). Resumable (--resume).
 #   bash results/short_long_minatar/evaluate_tuned_625k.sh          (about 1 h alone on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
