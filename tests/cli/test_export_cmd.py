@@ -66,7 +66,10 @@ def test_export_replaces_its_own_files_and_keeps_others(tmp_path):
 def test_export_refusals_are_one_line_and_write_nothing(tmp_path, capsys):
     learned_opt = Objective(optimizer=OPTIMIZERS.make("learned", hidden=(4,)))
     path = save_objective(tmp_path / "opt.msgpack", learned_opt, learned_opt.zero_meta())
+    open_opt = Objective(optimizer=OPTIMIZERS.make("open"))
+    open_path = save_objective(tmp_path / "open.msgpack", open_opt, open_opt.zero_meta())
     for argv, words in (([str(path), "--format", "jax"], "optimizer 'learned' cannot be exported"),
+                        ([str(open_path), "--format", "discobench"], "cannot enter DiscoBench's optim.py"),
                         (["pqn", "--format", "discobench"], "TD objective"),
                         (["ppoo", "--format", "jax"], "ppo")):
         out = tmp_path / "never"
