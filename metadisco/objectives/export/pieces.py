@@ -18,10 +18,12 @@ have one.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from metadisco.core.errors import UserError
+from metadisco.objectives import open_optimizer as open_module
 from metadisco.objectives.drift import DPODrift, PPODrift
 from metadisco.objectives.export.literals import array_source
 from metadisco.objectives.expression import A, ExpressionDrift, R, to_source
@@ -30,7 +32,7 @@ from metadisco.objectives.learned_value_loss import LearnedValueLoss
 from metadisco.objectives.lpo import OFFSET, LPODrift, TALPODrift
 from metadisco.objectives.open_optimizer import OpenOptimizer
 from metadisco.objectives.optimizer import Adam, RAdam
-from metadisco.objectives.registry import Piece
+from metadisco.objectives.registry import OptimizerContext, Piece
 from metadisco.objectives.value_loss import AsymmetricL2ValueLoss, ClippedL2ValueLoss, L2ValueLoss
 
 SLOT_FUNCTIONS = {"drift": "drift", "value_loss": "value_loss", "optimizer": "scale_by_optimizer"}
@@ -322,20 +324,16 @@ _OPEN_CONSTANTS = ("DECAYS", "NUM_INPUTS", "STEP_MULT", "EXP_MULT", "LOG_EPS", "
                    "DORMANCY_EPS")
 
 
+_OPEN_RESIDUAL = "Adam's clipped update at learning_rate minus u (zero meta-parameters: Adam)"
+
+
 def _open(piece: OpenOptimizer, meta) -> Source:
-    import inspect
-
-    from metadisco.objectives import open_optimizer as open_module
-    from metadisco.objectives.registry import OptimizerContext
-
     vector, needs = array_source("OPEN_VECTOR", open_module.meta_to_vector(meta),
                                  f"learned: {open_module.meta_size(piece.gru, piece.hidden):,} numbers in OPEN's order")
     constants = "\n".join(f"{name} = {getattr(open_module, name)!r}" for name in _OPEN_CONSTANTS)
     functions = "\n\n".join(inspect.getsource(getattr(open_module, name)) for name in _OPEN_FUNCTIONS)
-    residual = ("; with RESIDUAL, Adam's clipped update at learning_rate minus u (zero meta-parameters: Adam)"
-                if piece.residual else "")
-    residual_doc = ("\n    With RESIDUAL the step is Adam's clipped update at learning_rate minus u (zero "
-                    "meta-parameters: Adam)." if piece.residual else "")
+    residual = f"; with RESIDUAL, {_OPEN_RESIDUAL}" if piece.residual else ""
+    residual_doc = f"\n    With RESIDUAL the step is {_OPEN_RESIDUAL}." if piece.residual else ""
     formula = (f"OPEN (Goldie et al., NeurIPS 2024), GRU {piece.gru}, hidden {piece.hidden}: u = o0 1e-3 "
                f"exp(1e-3 o1) + o2 1e-3 N(0, 1) on the actor, zero-mean, p <- p - u{residual}")
     return Source(f'''{constants}
