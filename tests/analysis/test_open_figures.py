@@ -23,6 +23,9 @@ from metadisco.trainers import make_train
 SEEDS = range(16)
 NO_CLIP = OptimizerInputs(1e-3, 1e9, 100)  # the surface shows the rule itself: no gradient clipping
 PROGRESS = Progress(jnp.float32(0.0), jnp.float32(10.0))
+# (actor, critic) layer proportions: static in the compiled step (OPEN reads them as Python floats), so each pair
+# is a program; three pairs give each tower each of 0, 0.5 and 1.
+LAYERS = ((0.0, 1.0), (0.5, 0.0), (1.0, 0.5))
 
 
 def random_meta(key, scale):
@@ -67,7 +70,7 @@ def test_the_surface_is_the_optimisers_own_update():
         carry = jnp.tanh(jax.random.normal(k[6], (size, 8)))
         acts = {n: jnp.abs(jax.random.normal(jax.random.fold_in(k[7], i), (7,))) for i, n in enumerate(shapes)}
         training, batch = jax.random.uniform(k[8], (2,))
-        layers = (seed % 3) / 2, (seed % 2) / 1
+        layers = LAYERS[seed % len(LAYERS)]
         u = optimiser_step()(meta, params, grads, momenta, carry, acts, training, layers, batch, k[9])
 
         noise = jax.random.normal(k[9], (size,))  # the optimiser's draw: one normal per parameter, in order
@@ -148,46 +151,73 @@ def _assert_png(path):
     assert image[..., :3].std() > 0.05  # not blank
 
 
-def test_plot_draws_opens_figures_for_a_random_objective(tmp_path):
-    _random_open_file(tmp_path / "open.msgpack")
-    assert main(["plot", str(tmp_path / "open.msgpack"), "--out", str(tmp_path / "fig")]) == 0
-    names = {p.name for p in (tmp_path / "fig").iterdir()}
-    assert {"open_update.png", "open_noise.png", "value_loss.png"} <= names
-    assert "optimizer.png" not in names and "dormancy.png" not in names  # no training unless asked
-    for name in ("open_update.png", "open_noise.png"):
-        _assert_png(tmp_path / "fig" / name)
+TIMESTEPS = 4 * 128 * 3  # CartPole's preset: 4 envs x 128 steps, so 3 updates
 
 
-def test_plot_env_trains_open_and_adam_and_draws_their_dormancy(tmp_path, monkeypatch):
-    """One training of each (the slow part): `dormancy_runs` checked, then `plot --env` drawn from its result
-    (the CLI's call is recorded, its arguments checked, and answered with that result)."""
+@pytest.fixture(scope="module")
+def open_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("open") / "open.msgpack"
+    return (path, *_random_open_file(path))
+
+
+@pytest.fixture(scope="module")
+def dormancy_result(open_file):
+    """One training of OPEN and of Adam (the slow part), shared by the tests below."""
+    _, objective, meta = open_file
+    return dormancy_runs(objective, meta, "CartPole-v1", TIMESTEPS, 2)
+
+
+@pytest.fixture(scope="module")
+def env_plot(open_file, dormancy_result, tmp_path_factory):
+    """`plot --env` of the random OPEN file, drawn once (OPEN's surfaces are its slow part): the CLI's call of
+    `dormancy_runs` is recorded and answered with `dormancy_result`. -> (figure folder, recorded calls)."""
     from metadisco.analysis import dormancy
-
-    objective, meta = _random_open_file(tmp_path / "open.msgpack")
-    timesteps = 4 * 128 * 3  # CartPole's preset: 4 envs x 128 steps, so 3 updates
-    result = dormancy_runs(objective, meta, "CartPole-v1", timesteps, 2)
-    assert set(result["runs"]) == {"open", "adam"}
-    for run in result["runs"].values():
-        assert run["dormant"].shape == run["episode_return"].shape == (2, 3)
-        assert np.all((run["dormant"] >= 0) & (run["dormant"] <= 1))
-    # The recorder returns Adam's updates unchanged and keeps the minibatch permutations: Adam as trained alone
-    config = resolve_config("CartPole-v1", timesteps=timesteps)
-    plain = jax.jit(jax.vmap(make_train(config, make_env("CartPole-v1"), Objective()), in_axes=(0, None)))(
-        seed_keys(2), Objective().zero_meta())
-    np.testing.assert_allclose(result["runs"]["adam"]["episode_return"], plain.metrics.episode_return, rtol=1e-4,
-                               equal_nan=True)
 
     calls = []
 
     def recorded(*args, **kwargs):
         calls.append(kwargs)
-        return result
+        return dormancy_result
 
-    monkeypatch.setattr(dormancy, "dormancy_runs", recorded)
-    assert main(["plot", str(tmp_path / "open.msgpack"), "--out", str(tmp_path / "fig"), "--env", "CartPole-v1",
-                 "--timesteps", str(timesteps), "--seeds", "2"]) == 0
-    assert calls == [{"env_id": "CartPole-v1", "timesteps": timesteps, "seeds": 2}]
-    _assert_png(tmp_path / "fig" / "dormancy.png")
+    out = tmp_path_factory.mktemp("plot") / "fig"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dormancy, "dormancy_runs", recorded)
+        assert main(["plot", str(open_file[0]), "--out", str(out), "--env", "CartPole-v1",
+                     "--timesteps", str(TIMESTEPS), "--seeds", "2"]) == 0
+    return out, calls
+
+
+def test_plot_draws_opens_figures_for_a_random_objective(env_plot):
+    """OPEN's own figures instead of optimizer.png (which steps an optimiser without a trainer's context). That
+    nothing trains without --env is test_analysis.py's test_plot_builtin_and_lpo (its exact set of names)."""
+    out, _ = env_plot
+    names = {p.name for p in out.iterdir()}
+    assert {"open_update.png", "open_noise.png", "value_loss.png"} <= names
+    assert "optimizer.png" not in names
+    for name in ("open_update.png", "open_noise.png"):
+        _assert_png(out / name)
+
+
+def test_dormancy_runs_train_open_and_adam(dormancy_result):
+    """`dormancy_runs` checked: both optimisers, a fraction per update, and Adam wrapped by the recorder trains
+    as Adam alone (the recorder returns Adam's updates unchanged and keeps the minibatch permutations)."""
+    result = dormancy_result
+    assert set(result["runs"]) == {"open", "adam"}
+    for run in result["runs"].values():
+        assert run["dormant"].shape == run["episode_return"].shape == (2, 3)
+        assert np.all((run["dormant"] >= 0) & (run["dormant"] <= 1))
+    config = resolve_config("CartPole-v1", timesteps=TIMESTEPS)
+    plain = jax.jit(jax.vmap(make_train(config, make_env("CartPole-v1"), Objective()), in_axes=(0, None)))(
+        seed_keys(2), Objective().zero_meta())
+    np.testing.assert_allclose(result["runs"]["adam"]["episode_return"], plain.metrics.episode_return, rtol=1e-4,
+                               equal_nan=True)
+
+
+def test_plot_env_trains_open_and_adam_and_draws_their_dormancy(env_plot):
+    """`plot --env` asks `dormancy_runs` for its arguments and draws dormancy.png from the result."""
+    out, calls = env_plot
+    assert calls == [{"env_id": "CartPole-v1", "timesteps": TIMESTEPS, "seeds": 2}]
+    _assert_png(out / "dormancy.png")
 
 
 @pytest.mark.parametrize("argv,message", [

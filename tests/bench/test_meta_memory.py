@@ -5,6 +5,6 @@ from metadisco.bench.meta import memory_over_generations
 
 
 def test_resident_memory_stays_flat_over_generations():
-    figure = memory_over_generations(generations=40, early=10)
+    figure = memory_over_generations(generations=40, early=10, timesteps=256)  # 4 updates a member
     assert len(figure["rss_bytes_every_10_generations"]) == 4
     assert abs(figure["growth_fraction"]) <= 0.10, figure

@@ -32,8 +32,14 @@ def test_hand_count_of_the_network_is_xlas(obs, actions, hidden):
     assert counted.flops == pytest.approx(batch * network_forward_flops(obs, actions, hidden), rel=1e-6)
 
 
-def test_the_program_count_per_env_step_covers_the_networks_work():
-    figures = flops_per_env_step("CartPole-v1", TINY)
+@pytest.fixture(scope="module")
+def tiny_figures():
+    """`flops_per_env_step` of the tiny config (a trace of the whole trainer), shared by the tests below."""
+    return flops_per_env_step("CartPole-v1", TINY)
+
+
+def test_the_program_count_per_env_step_covers_the_networks_work(tiny_figures):
+    figures = tiny_figures
     hand = figures["mlp_hand_count_per_env_step"]
     # The MLP is most of the arithmetic; env, GAE, Adam and the loss add to it, never take from it.
     assert hand <= figures["flops_per_env_step"] <= 3 * hand
@@ -48,12 +54,12 @@ def test_peak_is_measured_and_the_fraction_follows():
     assert figure["fraction_of_peak"] == pytest.approx(2e9 / peak["flops_per_second"])
 
 
-def test_the_network_only_program_is_the_networks_passes_and_nothing_more():
+def test_the_network_only_program_is_the_networks_passes_and_nothing_more(tiny_figures):
     longer = dataclasses.replace(TINY, total_timesteps=2 * TINY.total_timesteps)
     # Per env step of the updates alone: the difference of two lengths leaves out the network's initialisation.
     flops = [program_cost(network_only_fn("CartPole-v1", c), jax.random.PRNGKey(0)).flops for c in (TINY, longer)]
     per_step = (flops[1] - flops[0]) / (TINY.num_updates * TINY.batch_size)
-    hand = flops_per_env_step("CartPole-v1", TINY)["mlp_hand_count_per_env_step"]
+    hand = tiny_figures["mlp_hand_count_per_env_step"]
     # (1 + 3 x epochs) forward passes per env step, counted by hand; the program adds only the gradient steps'
     # elementwise work (a few percent), and leaves out the rollout's final-observation values (1 of 13 passes).
     assert 0.85 * hand <= per_step <= 1.1 * hand

@@ -12,6 +12,11 @@ from tiny_meta import tiny
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 METADISCO = [sys.executable, "-m", "metadisco"]
+# tiny's task with the smallest trainer program (one epoch of one minibatch, one hidden layer): the meta-training run
+# only has to write a run directory whose objective names the plugin.
+SMALL = {"env": "CartPole-v1", "timesteps": 256, "seeds": 1,
+         "train": {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8], "num_minibatches": 1, "update_epochs": 1,
+                   "lr": 0.01}}
 
 
 def readme_plugin() -> str:
@@ -27,7 +32,7 @@ def metadisco(cwd, *argv) -> subprocess.CompletedProcess:
 
 def test_the_readme_plugin_runs_as_written_from_its_directory(tmp_path):
     (tmp_path / "my_drifts.py").write_text(readme_plugin())
-    config = tiny(plugins=["my_drifts"], objective={"drift": {"kind": "scaled_ppo"}}, generations=1)
+    config = tiny(plugins=["my_drifts"], objective={"drift": {"kind": "scaled_ppo"}}, generations=1, tasks=[SMALL])
     (tmp_path / "exp.yaml").write_text(yaml.safe_dump(config))
     proc = metadisco(tmp_path, "meta-train", "exp.yaml", "--out", "run")
     assert proc.returncode == 0, proc.stderr

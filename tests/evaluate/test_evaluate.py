@@ -221,12 +221,15 @@ def test_random_policy_runs_until_episodes_end():
     assert math.isnan(random_policy_return(ENV, num_steps=5, max_chunks=1))
 
 
-def test_one_env_at_two_budgets_is_two_regimes(tmp_path):
-    report, runs = evaluate("dpo", [f"{ENV}@256", f"{ENV}@512"], ["ppo"], 2, tmp_path / "two",
+def test_one_env_at_two_budgets_is_two_regimes(files, evaluated, tmp_path):
+    """The fixture's methods and seeds, so that the TIMESTEPS regime reuses its two compiled programs (the
+    half budget is a program of its own: its number of updates is static)."""
+    half, whole = f"{ENV}@{TIMESTEPS // 2}", f"{ENV}@{TIMESTEPS}"
+    report, runs = evaluate("dpo", [half, whole], ["ppo", files["ppo_file"]], SEEDS, tmp_path / "two",
                             training=Training(overrides=TINY), show_progress=False)
-    assert list(runs) == [f"{ENV}@256", f"{ENV}@512"]
-    assert report["settings"]["timesteps"] == {f"{ENV}@256": 256, f"{ENV}@512": 512}
-    assert runs[f"{ENV}@512"]["ppo"].curves.episode_return.shape[1] == 2 * runs[f"{ENV}@256"]["ppo"].curves \
+    assert list(runs) == [half, whole]
+    assert report["settings"]["timesteps"] == {half: TIMESTEPS // 2, whole: TIMESTEPS}
+    assert runs[whole]["ppo"].curves.episode_return.shape[1] == 2 * runs[half]["ppo"].curves \
         .episode_return.shape[1]
     with pytest.raises(UserError, match="given twice"):
         prepare("dpo", [f"{ENV}@256", f"{ENV}@256"], ["ppo"], 2)

@@ -2,7 +2,8 @@
 meta-validation with a kept best objective, the fitness-noise probe, and per-env evaluation budgets.
 
 Every run is tiny (4 envs x 16 steps, hidden-8 nets, population 4 over the 4 test devices) and the runs share
-compiled programs through `metadisco.meta.tasks._PROGRAMS`.
+compiled programs through `metadisco.meta.tasks._PROGRAMS` (so the tasks differ in their seed counts here, as the
+probe's test needs, rather than there being a config of its own).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatche
 DISCOVER = {
     "objective": {"drift": {"kind": "talpo", "hidden": 8}},
     "tasks": [{"env": "CartPole-v1", "timesteps": [256, 512], "seeds": 2, "train": TRAIN},
-              {"env": "UmbrellaChain-bsuite", "timesteps": 512, "seeds": 2, "train": TRAIN}],
+              {"env": "UmbrellaChain-bsuite", "timesteps": 512, "seeds": 4, "train": TRAIN}],
     "sampling": {"tasks_per_generation": 1, "scale": {"lr": [0.5, 2.0]}},
     "normalise": "paired",
     "validation": {"tasks": [{"env": "Catch-bsuite", "timesteps": 512, "seeds": 4, "train": TRAIN}], "every": 1},
@@ -349,8 +350,10 @@ def test_probe_counts_the_seeds_its_pair_statistics_could_use():
 
 
 def test_probe_reports_every_task_and_a_verdict(full_run):
-    config = discover()  # one task at 4 seeds beside one at 2: the combined figures need no common seed axis
-    config["tasks"] = [dict(config["tasks"][0]), dict(config["tasks"][1], seeds=4)]
+    # one task at 4 seeds beside one at 2 (DISCOVER's own, whose programs full_run compiled): the combined figures
+    # need no common seed axis
+    config = discover()
+    assert [t["seeds"] for t in config["tasks"]] == [2, 4]
     step = GenerationStep(parse_config(config))
     report = probe(step, repeats=2)
     assert set(report["tasks"]) == {t.name for t in step.problem.tasks}

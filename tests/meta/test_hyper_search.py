@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from tiny_meta import TINY, read_metrics, tiny
 
 from metadisco.core.errors import UserError
+from metadisco.meta import paired
 from metadisco.meta.hyper_search import HyperSearch, Searched, parse_hyper
 from metadisco.meta.load import parse_config
 from metadisco.meta.loop import meta_train
@@ -166,26 +167,30 @@ def test_units_move_a_setting_by_its_scale_and_stay_in_range():
 
 
 def test_members_train_at_their_own_settings_and_zero_units_train_as_without_a_section():
-    step = GenerationStep(parse_config(tiny(hyper=LR_LOG)))
-    plain = GenerationStep(parse_config(TINY))
+    step = GenerationStep(parse_config(tiny(hyper=LR_LOG, normalise="paired")))
+    plain = GenerationStep(parse_config(tiny(normalise="paired")))
     task, P = step.problem.tasks[0], step.population_size
     keys = step.keys(0)
     population, _ = step.ask(keys.ask, step.init())
     meta, units = step.split(hosts.to_host(population))
     assert set(units) == {"lr"} and units["lr"].shape == (P,)
     # the objective's part is drawn as without a section (same start point, structure and dtypes)
-    assert jax.tree.structure(meta) == jax.tree.structure(plain.split(plain.mean(plain.init()))[0])
+    assert jax.tree.structure(meta) == jax.tree.structure(plain.split(plain.solution(plain.init()))[0])
     lr = step.hyper.task_hypers(task.train_config, units).lr
     assert len(set(lr.tolist())) == P  # every member its own learning rate
     np.testing.assert_allclose(lr[:P // 2] * lr[P // 2:], np.float32(0.01) ** 2, rtol=1e-5)  # antithetic in log lr
-    # the rows train at those settings: the same members with every unit at zero score otherwise ...
+    # the rows train at those settings: the same members with every unit at zero score otherwise ... (each block
+    # is the members, PPO and padding, as a paired generation trains them: hyper_run's program, compiled once)
+    def rows_of(step, point):
+        return hosts.to_global(paired.with_control(point, step.problem.control, step.devices), step.mesh)
+
+    seeds = paired.rows_of(keys.tasks[0][0], step.problem.population_rows())
     zeroed = step.hyper.join(meta, {"lr": np.zeros(P, np.float32)})
-    own = step.problem.train_rows(task, hosts.to_global(hosts.to_host(population), step.mesh), keys.tasks[0])
-    at_zero = step.problem.train_rows(task, hosts.to_global(zeroed, step.mesh), keys.tasks[0])
+    own = step.problem.train_rows(task, rows_of(step, hosts.to_host(population)), seeds)[:P]
+    at_zero = step.problem.train_rows(task, rows_of(step, zeroed), seeds)[:P]
     assert not np.array_equal(own, at_zero)
     # ... and at zero units they train exactly as the same objective without a hyper section
-    rows = hosts.to_global(meta, plain.mesh)
-    np.testing.assert_array_equal(at_zero, plain.problem.train_rows(task, rows, keys.tasks[0]))
+    np.testing.assert_array_equal(at_zero, plain.problem.train_rows(task, rows_of(plain, meta), seeds)[:P])
     # the PPO control keeps the task's own settings
     assert step.split(step.problem.control)[1] == {"lr": 0.0}
 

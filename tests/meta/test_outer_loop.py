@@ -21,7 +21,9 @@ STRATEGIES = {
     "PGPE": {"sigma_init": 0.05, "lr": 0.05},
     "SimpleGA": {"sigma_init": 0.05},
 }
-GENERATIONS = 60
+# Every strategy is at least 3.6 times as close after 30 generations on both seeds (SimpleGA's noisy seed is the
+# closest call, 0.28 of the start's distance): the assertion's factor 2 holds with room, at half the dispatch of 60.
+GENERATIONS = 30
 
 
 def _step(name: str, seed: int, noise: float = 0.0):
@@ -41,7 +43,7 @@ def test_the_synthetic_problem_is_a_problem():
 
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_the_outer_loop_raises_fitness(name):
-    """On 2 seeds (the second with noisy evaluations, noise std 5% of the start's distance), the ES mean after 60
+    """On 2 seeds (the second with noisy evaluations, noise std 5% of the start's distance), the ES mean after 30
     generations is at least twice as close to the optimum (in mean squared distance) as the start point."""
     for seed, noise in ((0, 0.0), (1, 0.002)):
         step, problem = _step(name, seed, noise)

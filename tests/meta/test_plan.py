@@ -16,20 +16,31 @@ from metadisco.parallel import cost, hosts
 
 pytestmark = pytest.mark.slow  # compiles every loop body of the trainer apart (about a minute on 2 busy cores)
 
-CONFIG = tiny(generations=3, eval_every=2, normalise="paired",
-              validation={"tasks": [{**TINY["tasks"][0], "env": "Catch-bsuite"}], "every": 2})
+# The FLOPs, memory, render and dry-run tests plan one paired training task (every loop body of its program is
+# compiled apart, once: `cost._BODIES`); the env-step test adds a validation task to it, whose program the run
+# compiles anyway (a plan's compile of a program and the run's call of it share one executable).
+PAIRED = tiny(generations=3, eval_every=2, normalise="paired")
+CONFIG = {**PAIRED, "validation": {"tasks": [{**TINY["tasks"][0], "env": "Catch-bsuite"}], "every": 2}}
 
 
 @pytest.fixture(scope="module")
 def planned():
-    step = GenerationStep(parse_config(CONFIG))
+    step = GenerationStep(parse_config(PAIRED))
     return step, plan(step)
 
 
-def test_env_steps_are_the_runs_own(planned, tmp_path):
-    step, result = planned
-    meta_train(CONFIG, tmp_path, progress=False)
+def test_env_steps_are_the_runs_own(tmp_path, monkeypatch):
+    """Env steps are counted from the draws, rows and seeds, not from XLA's cost model: this plan leaves the
+    cost model out (costing each loop body of the validation program apart would add minutes and nothing here;
+    test_memory_and_flops_are_the_real_programs checks the cost model)."""
+    step = GenerationStep(parse_config(CONFIG))
+    monkeypatch.setattr(cost, "jaxpr_cost", lambda closed, compiled=None: cost.Cost())
+    result = plan(step)
+    assert [p.role for p in result.programs] == ["train", "validation"]
+    assert result.memory_per_device == max(p.memory.total for p in result.programs) > 0
+    meta_train(CONFIG, tmp_path, progress=False, plot=False)
     lines = read_metrics(tmp_path)
+    assert any(line.get("validation") is not None for line in lines)  # the validations the plan counts ran
     steps = [line["env_steps"] for line in lines]
     assert result.total.env_steps == steps[-1]
     assert [g.env_steps for g in result.generations] == np.diff([0, *steps]).tolist()
@@ -73,9 +84,9 @@ def test_render_says_it_is_an_estimate(planned):
     assert any(f"{result.total.env_steps:,} env steps" in line for line in lines)
 
 
-def test_the_dry_run_writes_nothing(tmp_path, monkeypatch, capsys):
+def test_the_dry_run_writes_nothing(planned, tmp_path, monkeypatch, capsys):
     config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(tiny(generations=1)))
+    config.write_text(yaml.safe_dump(PAIRED))  # the fixture's config: its programs and loop bodies are compiled
     monkeypatch.chdir(tmp_path)
     assert main(["meta-train", str(config), "--dry-run", "--out", str(tmp_path / "run"), "--accelerator", "t4",
                  "--accelerator-memory", "1"]) == 0

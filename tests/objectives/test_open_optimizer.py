@@ -36,8 +36,9 @@ def flax_reference(gru: int, hidden: int, key):
     mlp = nn.Sequential([nn.Dense(hidden), nn.LayerNorm(), nn.relu, nn.Dense(hidden), nn.LayerNorm(), nn.relu,
                          nn.Dense(3)])
     k1, k2 = jax.random.split(key)
-    meta = {"params": mlp.init(k1, jnp.zeros([gru])),
-            "gru_params": cell.init(k2, cell.initialize_carry(k2, (1,)), jnp.zeros([O.NUM_INPUTS]))}
+    # flax's own init, compiled (one program per size instead of each of its operations)
+    meta = {"params": jax.jit(mlp.init)(k1, jnp.zeros([gru])),
+            "gru_params": jax.jit(cell.init)(k2, cell.initialize_carry(k2, (1,)), jnp.zeros([O.NUM_INPUTS]))}
     return cell, mlp, meta
 
 
@@ -228,7 +229,8 @@ def test_residual_at_zero_meta_is_adam_exactly(discrete):
     adam = OPTIMIZERS.make("adam")(None, INPUTS, PROGRESS)
     adam_update = jax.jit(adam.update)  # compiled like ours (eager and compiled Adam differ in the last bit)
     for seed in SEEDS:
-        _, grads, params, obs, training, batch, key = case(seed, discrete, piece=piece)
+        # the inputs drawn for `open` (the same tree as `residual`'s; its meta unused): no second case program
+        _, grads, params, obs, training, batch, key = case(seed, discrete)
         ours = run_steps(piece, discrete, piece.zero_meta(), grads, params, obs, training, batch, key)
         state = adam.init(params)
         for updates in ours:
@@ -414,21 +416,33 @@ def test_update_equals_opens_own_code():
     state = tx.init(params)
     no_noise = jax.tree.map(lambda _: 0.0, mask)
     steps = len(record["training_prop"])
+
+    # Each compiled once for the 8 steps (as the trainer runs them), the layout held as constants (OPEN reads the
+    # layer proportions as Python floats).
+    @jax.jit
+    def reference_step(grads, momenta, carry, params, acts, training, batch, key):
+        # the optimiser's own update, its noise off: the context's actor mask also names the towers to clip, so
+        # the clip is the optimiser's (`clip_towers` on the real layout) and the update `open_update` unmasked
+        clipped = O.clip_towers(grads, mask, 0.5)
+        context = OptimizerContext(acts, no_noise, layers, training, batch, key)
+        return O.open_update(meta, clipped, momenta, carry, params, context)
+
+    @jax.jit
+    def full_step(grads, state, params, acts, training, batch, key):
+        return tx.update(grads, state, params, context=OptimizerContext(acts, mask, layers, training, batch, key))
+
     for k in range(steps):
         acts = {"params": {name: {leaf: jnp.asarray(record[f"act{k}/{tower}/Dense_{i}"]) for leaf in ("kernel", "bias")}
                            for tower, names in OPEN_LAYERS.items() for i, name in enumerate(names)}}
         training, batch = jnp.float32(record["training_prop"][k]), jnp.float32(record["batch_prop"][k])
         grads = from_open_layout(record, f"grad{k}")
-        # the optimiser's own update, its noise off: the context's actor mask also names the towers to clip, so
-        # the clip is the optimiser's (`clip_towers` on the real layout) and the update `open_update` unmasked
-        clipped = O.clip_towers(grads, mask, 0.5)
-        context = OptimizerContext(acts, no_noise, layers, training, batch, jax.random.PRNGKey(k))
-        u, momenta, carry = O.open_update(meta, clipped, state.momenta, state.carry, params, context)
+        u, momenta, carry = reference_step(grads, state.momenta, state.carry, params, acts, training, batch,
+                                           jax.random.PRNGKey(k))
         # OPEN's recorded update is old - new params in float32: exact to half an ulp of the params (~1.5e-8).
         jax.tree.map(lambda x, ref: np.testing.assert_allclose(x, ref, rtol=1e-4, atol=1e-7), u,
                      from_open_layout(record, f"update{k}"))
         # and the whole transformation, noise on, moves the critic as OPEN did up to the noise's mean
-        full, _ = tx.update(grads, state, params, context=context._replace(actor_mask=mask))
+        full, _ = full_step(grads, state, params, acts, training, batch, jax.random.PRNGKey(k))
         critic = [flat(x) for x, m in zip(jax.tree.leaves(full), jax.tree.leaves(mask), strict=True) if not m]
         reference = [flat(x) for x, m in zip(jax.tree.leaves(u), jax.tree.leaves(mask), strict=True) if not m]
         shift = np.concatenate(critic) + np.concatenate(reference)

@@ -19,15 +19,20 @@ from tiny_meta import tiny
 
 from metadisco.cli import main
 
-TRAIN = {"num_envs": 4, "num_steps": 16, "update_epochs": 2, "num_minibatches": 2, "hidden_sizes": [8, 8]}
+# One epoch of one minibatch, one hidden layer: the smallest trainer program (each of the three processes of a test
+# compiles every program of its command; the distributed path does not depend on the trainer's size).
+TRAIN = {"num_envs": 4, "num_steps": 16, "update_epochs": 1, "num_minibatches": 1, "hidden_sizes": [8]}
 SWEEP = {"env": "CartPole-v1", "search": "grid", "num": 2, "seeds": 2, "timesteps": 384, "train": TRAIN,
          "space": {"lr": {"low": 1e-3, "high": 1e-2}}}
 PBT = {"env": "CartPole-v1", "population": 4, "timesteps": 4 * 16 * 4, "seed": 3, "train": TRAIN,
        "space": {"lr": {"low": 1e-4, "high": 1e-1}}, "ready": {"kind": "every", "updates": 2},
        "exploit": {"kind": "truncation", "fraction": 0.25}, "explore": {"kind": "perturb", "factors": [0.8, 1.2]}}
-EVAL = ["--envs", "CartPole-v1", "--baselines", "dpo", "--seeds", "2", "--timesteps", "384",
+# Two methods of one objective (one group: one compiled program) x 1 seed: 2 runs, on 2 devices in one process and
+# padded over all 4 in two processes (`sharding.devices_for`).
+EVAL = ["--envs", "CartPole-v1", "--baselines", "ppo_b=ppo", "--seeds", "1", "--timesteps", "384",
         *[x for k, v in TRAIN.items() if k != "hidden_sizes" for x in ("--set", f"{k}={v}")],
-        "--set", "hidden_sizes=[8, 8]"]
+        "--set", "hidden_sizes=[8]"]
+PROBE = tiny(tasks=[{"env": "CartPole-v1", "timesteps": 256, "seeds": 1, "train": {**TRAIN, "lr": 0.01}}])
 
 
 def _free_port() -> int:
@@ -49,7 +54,7 @@ def _command(name: str, tmp_path, out) -> list[str]:
         config.write_text(yaml.safe_dump(PBT))
         return ["pbt", str(config), "--out", str(out)]
     if name == "probe":
-        config.write_text(yaml.safe_dump(tiny()))
+        config.write_text(yaml.safe_dump(PROBE))
         return ["probe", str(config), "--repeats", "2", "--out", str(out)]
     return ["evaluate", "ppo", *EVAL, "--out", str(out)]
 

@@ -14,8 +14,9 @@ from metadisco.runs.seeds import seed_keys, train_seeds
 from metadisco.trainers import make_train
 from metadisco.trainers.config import TrainConfig
 
-TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
-                   hidden_sizes=(8, 8))
+# The smallest trainer program (one epoch of one minibatch, one hidden layer): each test compiles its own.
+TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=1, num_minibatches=1,
+                   hidden_sizes=(8,))
 PPO = BUILTIN_OBJECTIVES["ppo"]
 ENV = "CartPole-v1"
 

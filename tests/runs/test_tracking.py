@@ -19,6 +19,10 @@ from metadisco.cli import main
 from metadisco.core.errors import MetadiscoWarning
 from metadisco.runs.tracking import Tracking, flatten, open_tracking
 
+# The smallest trainer program (one epoch of one minibatch, one hidden layer) for the runs below: what they test is
+# the tracking of the numbers each round writes, not the trainer.
+SMALL_TRAIN = {"num_envs": 4, "num_steps": 16, "update_epochs": 1, "num_minibatches": 1, "hidden_sizes": [8]}
+
 pytest.importorskip("wandb")
 pytest.importorskip("tensorboardX")
 
@@ -92,7 +96,8 @@ def test_meta_train_tracks_every_generation_in_both(tmp_path):
     """In a child process, as a user runs it: wandb leaves threads and a service process behind in the process
     that used it, which a test worker would carry through every later test."""
     config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(tiny(generations=3)))
+    task = {"env": "CartPole-v1", "timesteps": 256, "seeds": 1, "train": {**SMALL_TRAIN, "lr": 0.01}}
+    config.write_text(yaml.safe_dump(tiny(generations=3, tasks=[task])))
     out = tmp_path / "run"
     proc = start_metadisco(["meta-train", str(config), "--out", str(out), "--no-progress",
                             "--track", "wandb", "--track", "tensorboard"])
@@ -113,7 +118,7 @@ def test_meta_train_tracks_every_generation_in_both(tmp_path):
 def test_train_tracks_every_update(tmp_path):
     out = tmp_path / "train"
     assert main(["train", "--env", "CartPole-v1", "--seeds", "2", "--timesteps", "512", "--out", str(out),
-                 "--set", "num_envs=4", "--set", "num_steps=16", "--set", "hidden_sizes=[8, 8]",
+                 *[x for k, v in SMALL_TRAIN.items() for x in ("--set", f"{k}={v}")],
                  "--track", "tensorboard"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     scalars = tensorboard_scalars(out)
@@ -166,7 +171,7 @@ def test_pbt_tracks_every_round(tmp_path):
     config = tmp_path / "pbt.yaml"
     config.write_text(yaml.safe_dump({
         "env": "CartPole-v1", "population": 4, "timesteps": 4 * 16 * 4, "seed": 3,
-        "train": {"num_envs": 4, "num_steps": 16, "update_epochs": 2, "num_minibatches": 2, "hidden_sizes": [8, 8]},
+        "train": SMALL_TRAIN,
         "space": {"lr": {"low": 1e-4, "high": 1e-1}}, "ready": {"kind": "every", "updates": 2},
         "exploit": {"kind": "truncation", "fraction": 0.25}, "explore": {"kind": "perturb", "factors": [0.8, 1.2]}}))
     out = tmp_path / "pbt"

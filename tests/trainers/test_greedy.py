@@ -2,6 +2,7 @@
 trainer's `eval_return` against a separate play of its final agent, training untouched, and the meta-training
 fitness that reads it."""
 
+import functools
 from dataclasses import replace
 
 import jax
@@ -22,6 +23,14 @@ from tests.tiny_meta import tiny
 ENV = "CartPole-v1"
 TINY = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "update_epochs=1", "num_minibatches=1"]
 TIMESTEPS = 16 * 64
+EPISODES = 6
+
+
+@functools.cache
+def greedy_play():
+    """The one compiled greedy play (EPISODES episodes, unbatched) both play tests use."""
+    config = replace(resolve_config(ENV, None, TINY, TIMESTEPS), eval_episodes=EPISODES)
+    return jax.jit(make_greedy_returns(config, make_env(ENV), EPISODES))
 
 
 def test_greedy_episodes_follow_the_env_by_hand():
@@ -33,17 +42,17 @@ def test_greedy_episodes_follow_the_env_by_hand():
     params = network.init(jax.random.PRNGKey(0), np.zeros((1, *env.spec.obs_shape), np.float32))
     head = params["params"]["policy_head"]
     params["params"]["policy_head"] = {"kernel": np.zeros_like(head["kernel"]), "bias": np.array([1.0, 0.0])}
-    play = jax.jit(make_greedy_returns(config, env, 5))
+    play = greedy_play()
     for seed in range(3):
         key = jax.random.PRNGKey(seed)
         returns = np.asarray(play(params, key, None))
         reset_key, key = jax.random.split(key)
-        states = [env.reset(k)[1] for k in jax.random.split(reset_key, 5)]
-        expected = np.zeros(5)
-        done = np.zeros(5, bool)
+        states = [env.reset(k)[1] for k in jax.random.split(reset_key, EPISODES)]
+        expected = np.zeros(EPISODES)
+        done = np.zeros(EPISODES, bool)
         while not done.all():
             key, step_key = jax.random.split(key)
-            for i, k in enumerate(jax.random.split(step_key, 5)):
+            for i, k in enumerate(jax.random.split(step_key, EPISODES)):
                 states[i], out = env.step(k, states[i], 0)
                 if not done[i]:
                     expected[i] += float(out.reward)
@@ -57,13 +66,13 @@ def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_al
     """With eval_episodes the trainer's metrics are those without, bit for bit, plus eval_return: NaN but at the
     last update, where it is the mean of a separate play of the final params from fold_in(key, EVAL_STREAM)."""
     config = resolve_config(ENV, None, TINY, TIMESTEPS)
-    played = replace(config, eval_episodes=6)
+    played = replace(config, eval_episodes=EPISODES)
     env = make_env(ENV)
     objective = BUILTIN_OBJECTIVES["dpo"]
     meta = objective.zero_meta()
     plain = jax.jit(jax.vmap(make_trainer(config, env, objective).train, (0, None)))
     evaluated = jax.jit(jax.vmap(make_trainer(played, env, objective).train, (0, None)))
-    play = jax.jit(jax.vmap(make_greedy_returns(played, env, 6)))
+    play = greedy_play()  # the program test_greedy_episodes_follow_the_env_by_hand checks, one seed at a time
     keys = jax.random.split(jax.random.PRNGKey(3), 4)
     a, b = plain(keys, meta), evaluated(keys, meta)
     assert a.metrics.eval_return is None
@@ -72,8 +81,9 @@ def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_al
             np.testing.assert_array_equal(getattr(a.metrics, field), getattr(b.metrics, field), err_msg=field)
     last = np.asarray(b.metrics.eval_return)
     assert np.all(np.isnan(last[:, :-1]))
-    again = np.asarray(play(b.params, jax.vmap(lambda k: jax.random.fold_in(k, EVAL_STREAM))(keys),
-                            None)).mean(axis=1)
+    again = np.array([np.asarray(play(jax.tree.map(lambda x, i=i: x[i], b.params),
+                                       jax.random.fold_in(keys[i], EVAL_STREAM), None)).mean()
+                      for i in range(len(keys))])
     np.testing.assert_allclose(last[:, -1], again, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(reduce_fitness("eval_return", b.metrics, 0.05)), last[:, -1])
 

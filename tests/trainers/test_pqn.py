@@ -142,7 +142,8 @@ def test_static_program_with_hyper_as_data_and_steps_give_the_same_run(pqn_run):
     for a, b in zip(jax.tree.leaves(traced), jax.tree.leaves(pqn_run), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=2e-6)
     half = trainer.num_updates // 2
-    state = trainer.init(jax.random.PRNGKey(0), PQN.zero_meta(), hyper_of(TINY))
+    state = jax.jit(trainer.init)(jax.random.PRNGKey(0), PQN.zero_meta(), hyper_of(TINY))  # one compilation,
+    # not one per operation
     state, first = jax.jit(trainer.step, static_argnums=1)(state, half)
     state, rest = jax.jit(trainer.step, static_argnums=1)(state, trainer.num_updates - half)
     np.testing.assert_allclose(np.concatenate([first.value_loss, rest.value_loss]), pqn_run.metrics.value_loss,

@@ -37,14 +37,14 @@ def test_vmapped_seeds_equal_single_runs(cartpole_train, vmapped):
 
 
 def test_same_key_same_result_and_metric_shapes(vmapped):
-    keys = jax.random.split(jax.random.PRNGKey(3), 2)
+    keys = jax.random.split(jax.random.PRNGKey(3), 4)  # 4 runs, as above: the same compiled program
     a = vmapped(keys, PPO.zero_meta())
     b = vmapped(keys, PPO.zero_meta())
     for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
         np.testing.assert_array_equal(x, y)
     assert a.metrics.achievements is None  # CartPole reports none
     for leaf in jax.tree.leaves(a.metrics):
-        assert leaf.shape == (2, TINY.num_updates)  # per update only: never the per-step info of a run
+        assert leaf.shape == (4, TINY.num_updates)  # per update only: never the per-step info of a run
     assert not np.array_equal(a.metrics.actor_loss[0], a.metrics.actor_loss[1])  # seeds differ
 
 
