@@ -138,7 +138,7 @@ class ScoreMean(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
         step = run.step
         view.line["fitness_of_mean"] = step.problem.mean_fitness(view.mean(), run.baselines)
-        run.env_steps += run.steps_per_pass(step.problem.tasks, run.rows)
+        run.env_steps += run.steps_per_pass(step.problem.tasks, step.problem.mean_rows())
         if view.last:
             run.record.fitness_of_final_mean = view.line["fitness_of_mean"]
 

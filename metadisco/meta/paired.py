@@ -54,12 +54,43 @@ def rows_of(seeds: np.ndarray, rows: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(seeds, (rows, *seeds.shape)))
 
 
+def paired_rows(num_pairs: int, devices: int, min_rows: int = 0) -> int:
+    """Rows of a call of `num_pairs` (meta, PPO) pairs: max(2p, min_rows) rounded up to a multiple of
+    `devices`."""
+    return -(-max(2 * num_pairs, min_rows) // devices) * devices
+
+
 def pairs(meta, control, num_pairs: int, devices: int, min_rows: int = 0):
     """Rows for `num_pairs` (meta, PPO) pairs: meta in rows [0, p), PPO in rows [p, 2p), then copies of PPO up
-    to max(2p, min_rows) rounded up to a multiple of `devices`. Returns (rows, row count)."""
-    total = max(2 * num_pairs, min_rows)
-    total = -(-total // devices) * devices
+    to `paired_rows`. Returns (rows, row count)."""
+    total = paired_rows(num_pairs, devices, min_rows)
     return _stack([meta] * num_pairs + [control] * (total - num_pairs)), total
+
+
+def copies(point, rows: int):
+    """`rows` copies of one point (host pytree): leaves [rows, ...]."""
+    return _stack([point] * rows)
+
+
+def point_rows(num_pairs: int, devices: int, paired_rows: int) -> int:
+    """Rows of a call that trains one point alone on `num_pairs` seed rows (its baseline's scores on those
+    seeds being known already), laid out so that each run gives the bits it gives in the paired call of
+    `paired_rows` rows (`pairs`): `num_pairs` rounded up to a multiple of `devices`, and at least two per device
+    where the paired call has two or more. XLA compiles a per-device batch of one row differently from a larger
+    one, while any two batches of two or more rows give every row the same bits (measured on CPU, MinAtar:
+    9, 5 and 2 rows per device agree bit for bit, 1 does not)."""
+    rows = -(-num_pairs // devices) * devices
+    if rows == devices and paired_rows >= 2 * devices:
+        rows = 2 * devices
+    return rows
+
+
+def point_keys(keys: np.ndarray, rows: int) -> np.ndarray:
+    """Keys [p, S, 2] of one point's p seed rows -> [rows, S, 2]: filler rows reuse keys[0] (their results are
+    dropped)."""
+    keys = np.asarray(keys)
+    filler = np.broadcast_to(keys[:1], (rows - keys.shape[0], *keys.shape[1:]))
+    return np.ascontiguousarray(np.concatenate([keys, filler]))
 
 
 def pair_keys(keys: np.ndarray, rows: int) -> np.ndarray:

@@ -7,7 +7,9 @@ anything.
   mean's evaluations every `eval_every` generations and after the last, validations), from the same
   deterministic draws, so the plan's total is the run's final `env_steps` (tested);
 - FLOPs and bytes come from XLA's cost model of each compiled population program with its loops counted
-  (`metadisco.parallel.cost`), per device, times the devices: the work computed, padding rows included;
+  (`metadisco.parallel.cost`), per device, times the devices: the work computed, padding rows included (an
+  evaluation of the ES mean that trains it alone, `MetaProblem.mean_rows`, is the population program's figures
+  scaled to its rows);
 - memory per device is XLA's memory analysis of the compiled program (arguments, outputs, temporaries);
 - time is measured on this machine by calling each program once after compiling it (one task call each), and a
   generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds);
@@ -92,8 +94,12 @@ def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
                        cost.memory(compiled), compile_seconds, seconds)
 
 
-def _call(program: ProgramPlan, counted_rows: int) -> Pass:
-    return Pass(counted_rows * program.seeds * program.steps_per_run, program.cost, program.call_seconds)
+def _call(program: ProgramPlan, counted_rows: int, called_rows: int | None = None) -> Pass:
+    """One call of `program`'s task counting `counted_rows` rows of env steps. A call of `called_rows` rows (the
+    ES mean's evaluation when it trains alone, `MetaProblem.mean_rows`) is costed and timed as `program`'s scaled
+    by called_rows / program.rows (work grows with the rows; no program of that size is compiled for the plan)."""
+    part = 1.0 if called_rows is None else min(1.0, called_rows / program.rows)
+    return Pass(counted_rows * program.seeds * program.steps_per_run, program.cost * part, program.call_seconds * part)
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,7 @@ def plan(step, measure: bool = True) -> Plan:
     validation task's program, calls each once (`measure`), and adds up its generations (nothing trained for
     the run, nothing written)."""
     config = step.config
-    rows = _rows(step)
+    rows, mean_rows = _rows(step), step.problem.mean_rows()
     train_block, valid_block = _blocks(step)
     train = {t.name: _program(step, t, "train", train_block, measure) for t in step.problem.tasks}
     valid = {t.name: _program(step, t, "validation", valid_block, measure) for t in step.problem.valid_tasks}
@@ -140,7 +146,7 @@ def plan(step, measure: bool = True) -> Plan:
         last = g + 1 == config.generations
         work = sum((_call(train[t.name], rows) for t in step.problem.tasks_of(g)), Pass())
         if (g + 1) % config.eval_every == 0 or last:
-            work = work + sum((_call(train[t.name], rows) for t in step.problem.tasks), Pass())
+            work = work + sum((_call(train[t.name], mean_rows, mean_rows) for t in step.problem.tasks), Pass())
         if valid and ((g + 1) % config.validation.every == 0 or last):
             work = work + sum((_call(p, 2) for p in valid.values()), Pass())
         generations.append(work)

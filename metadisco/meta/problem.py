@@ -24,7 +24,8 @@ hyperparameters (the task's own values moved by the member's units), and the PPO
 
 Every key derives from (config.seed, generation), so a resumed run repeats exactly what the uninterrupted run
 would have done. A fixed point (the ES mean, a kept objective) is scored on fresh seeds (a key stream training
-never uses, the same at every evaluation, so evaluations pair), reusing the compiled population program.
+never uses, the same at every evaluation, so evaluations pair); with paired normalisation PPO's side on those
+seeds is measured once per run and the point trains alone, where that is the smaller call (`score_paired`).
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class MetaProblem:
         self.valid_tasks: list[Task] = [t for lengths in build_tasks(
             config.validation.tasks, config.objective, config.fitness, mesh, "validation.tasks")
             for t in lengths]
+        self._control_scores: dict = {}  # `control_score`'s figures, measured once per run
 
     @property
     def population_size(self) -> int:
@@ -262,21 +264,55 @@ class MetaProblem:
     def score_paired(self, meta, tasks: list[Task], keys_of, baselines, min_rows: int = 0
                      ) -> tuple[float | None, dict]:
         """PPO-normalised score of one ES point `meta` (the objective, and hyper units if searched) against PPO
-        on the same keys: each task's rows are (meta, PPO) pairs, pair j on seeds `keys_of(task)[j]`, padded to
-        `min_rows` (the population's row count reuses the population's compiled program); (mean over tasks,
-        {task name: score})."""
+        on the same keys, pair j on seeds `keys_of(task)[j]`; (mean over tasks, {task name: score}).
+
+        The numbers are those of one call per task of (meta, PPO) pairs padded to `min_rows` rows (`paired.pairs`:
+        the population's row count reuses its compiled program). Where a call of the point alone is smaller
+        (`paired.point_rows`), the point trains alone and PPO's side comes from `control_score`, which trains it
+        once per run on these keys: the same bits, at about half the work of the mean's every evaluation after
+        the first."""
         per_task = {}
         for task in tasks:
             keys = keys_of(task)  # [pairs, S, 2]
-            rows, n = paired.pairs(meta, self.control, keys.shape[0], self.devices, min_rows)
-            out = self.train_rows(task, hosts.to_global(rows, self.mesh), paired.pair_keys(keys, n))
             half = keys.shape[0]
-            mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
+            total = paired.paired_rows(half, self.devices, min_rows)
+            alone = paired.point_rows(half, self.devices, total)
+            if alone < total:
+                mine = paired.run_mean(self._point_returns(meta, task, keys, alone))
+                ppo = self.control_score(task, keys, alone)
+            else:
+                rows, n = paired.pairs(meta, self.control, half, self.devices, min_rows)
+                out = self.train_rows(task, hosts.to_global(rows, self.mesh), paired.pair_keys(keys, n))
+                mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
             scale = baselines.scales.get(task.name) or float(ppo_gap(ppo, baselines.random[task.cfg.env]))
             per_task[task.name] = float(paired.relative(np.asarray([mine]), ppo, scale)[0])
         values = np.asarray(list(per_task.values()))
         value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
         return value, per_task
+
+    def _point_returns(self, point, task: Task, keys: np.ndarray, rows: int) -> np.ndarray:
+        """Returns [p, S] of one point on p seed rows `keys` [p, S, 2], in a call of `rows` rows."""
+        out = self.train_rows(task, hosts.to_global(paired.copies(point, rows), self.mesh),
+                              paired.point_keys(keys, rows))
+        return out[:keys.shape[0]]
+
+    def control_score(self, task: Task, keys: np.ndarray, rows: int) -> float:
+        """PPO's mean return on `task` over the seed rows `keys` [p, S, 2], trained in a call of `rows` rows:
+        measured on the first request and kept for the run (fresh and validation keys are the same at every
+        evaluation, and the control never changes)."""
+        memo_key = (task.name, np.asarray(keys).tobytes(), rows)
+        if memo_key not in self._control_scores:
+            self._control_scores[memo_key] = paired.run_mean(self._point_returns(self.control, task, keys, rows))
+        return self._control_scores[memo_key]
+
+    def mean_rows(self) -> int:
+        """Rows of one evaluation of the ES mean on a training task (what `env_steps` counts): with paired
+        normalisation the mean alone where that is the smaller call (`score_paired`), else the population's
+        rows."""
+        if not self.paired:
+            return self.population_size
+        total = self.population_rows()
+        return min(total, paired.point_rows(total // 2, self.devices, total))
 
     def mean_fitness(self, meta, baselines) -> float | None:
         """Fitness (higher is better) of the ES point `meta` (e.g. the ES mean) over P x S fresh seeds per

@@ -27,6 +27,7 @@ from metadisco.meta.probe import _combine, _pair_stats, probe
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
 from metadisco.parallel import hosts
+from metadisco.parallel.sharding import make_mesh
 
 TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
          "lr": 0.01}
@@ -209,6 +210,32 @@ def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)
 
 
+def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
+    """With PPO's side measured once per run, the ES mean's evaluation trains the mean alone (4 rows instead of
+    6 on 2 devices), and every figure is bit for bit what the paired call of (mean, PPO) pairs gives."""
+    config = discover(tasks=[{"env": "CartPole-v1", "timesteps": 256, "seeds": 2, "train": TRAIN}],
+                      sampling={"tasks_per_generation": 0}, validation={"tasks": []})
+    config.pop("validation")
+    step = GenerationStep(parse_config(config), mesh=make_mesh(jax.devices()[:2]))
+    problem, (task,) = step.problem, step.problem.tasks
+    assert problem.population_rows() == 6 and problem.mean_rows() == 4
+    baselines = Baselines(random={"CartPole-v1": 20.0}, scales={task.name: 7.0}, paired=True)
+    population = hosts.to_host(step.ask(step.keys(0).ask, step.init(step.base_key))[0])
+    calls = []
+    train_rows = problem.train_rows
+    problem.train_rows = lambda task, rows, keys: calls.append(paired.count(rows)) or train_rows(task, rows, keys)
+    for m in range(2):  # two different points, as two evaluations of a run
+        point = jax.tree.map(lambda x, m=m: x[m], population)
+        keys = problem.fresh_keys(task)
+        rows, n = paired.pairs(point, problem.control, keys.shape[0], 2, problem.population_rows())
+        out = train_rows(task, hosts.to_global(rows, problem.mesh), paired.pair_keys(keys, n))
+        mine, ppo = paired.run_mean(out[:3]), paired.run_mean(out[3:6])
+        expected = float(paired.relative(np.asarray([mine]), ppo, 7.0)[0])
+        assert problem.mean_fitness(point, baselines) == expected
+        assert problem.control_score(task, keys, 4) == ppo
+    assert calls == [4, 4, 4]  # the first point, PPO once, the second point: every call of 4 rows
+
+
 def test_rows_pad_to_the_device_count():
     for P in (2, 4, 6, 16):
         for devices in (1, 2, 3, 4):
@@ -219,6 +246,10 @@ def test_rows_pad_to_the_device_count():
             meta_rows, n = paired.pairs({"w": np.ones(3)}, {"w": np.zeros(3)}, 3, devices, rows)
             assert n % devices == 0 and n >= max(6, rows)
             assert meta_rows["w"][:3].sum() == 9 and meta_rows["w"][3:].sum() == 0
+            for pairs in range(1, 12):  # the mean alone: one row per device only where the paired call has one
+                total = paired.paired_rows(pairs, devices, rows)
+                alone = paired.point_rows(pairs, devices, total)
+                assert alone % devices == 0 and pairs <= alone and (alone == devices) == (total == devices)
 
 
 # ---------------------------------------------------------------------------------------------------------
