@@ -85,20 +85,23 @@ def point_rows(num_pairs: int, devices: int, paired_rows: int) -> int:
     return rows
 
 
+def _padded_keys(keys: np.ndarray, blocks: int, rows: int) -> np.ndarray:
+    """Keys [p, S, 2] repeated `blocks` times, then filler rows (keys[0], results dropped) up to [rows, S, 2]."""
+    keys = np.asarray(keys)
+    filler = np.broadcast_to(keys[:1], (rows - blocks * keys.shape[0], *keys.shape[1:]))
+    return np.ascontiguousarray(np.concatenate([keys] * blocks + [filler]))
+
+
 def point_keys(keys: np.ndarray, rows: int) -> np.ndarray:
     """Keys [p, S, 2] of one point's p seed rows -> [rows, S, 2]: filler rows reuse keys[0] (their results are
     dropped)."""
-    keys = np.asarray(keys)
-    filler = np.broadcast_to(keys[:1], (rows - keys.shape[0], *keys.shape[1:]))
-    return np.ascontiguousarray(np.concatenate([keys, filler]))
+    return _padded_keys(keys, 1, rows)
 
 
 def pair_keys(keys: np.ndarray, rows: int) -> np.ndarray:
     """Keys [p, S, 2] of p pairs -> [rows, S, 2]: pair j's meta row and PPO row train on keys[j]; filler rows
     reuse keys[0] (their results are dropped)."""
-    keys = np.asarray(keys)
-    filler = np.broadcast_to(keys[:1], (rows - 2 * keys.shape[0], *keys.shape[1:]))
-    return np.ascontiguousarray(np.concatenate([keys, keys, filler]))
+    return _padded_keys(keys, 2, rows)
 
 
 def run_mean(returns: np.ndarray) -> float:

@@ -275,9 +275,8 @@ class MetaProblem:
         for task in tasks:
             keys = keys_of(task)  # [pairs, S, 2]
             half = keys.shape[0]
-            total = paired.paired_rows(half, self.devices, min_rows)
-            alone = paired.point_rows(half, self.devices, total)
-            if alone < total:
+            alone = self._alone_rows(half, min_rows)
+            if alone is not None:
                 mine = paired.run_mean(self._point_returns(meta, task, keys, alone))
                 ppo = self.control_score(task, keys, alone)
             else:
@@ -289,6 +288,13 @@ class MetaProblem:
         values = np.asarray(list(per_task.values()))
         value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
         return value, per_task
+
+    def _alone_rows(self, num_pairs: int, min_rows: int) -> int | None:
+        """Rows of a call that scores one point alone on `num_pairs` seed rows with the bits of the paired call
+        (`paired.point_rows`), when that call is the smaller; None when the paired call is no larger."""
+        total = paired.paired_rows(num_pairs, self.devices, min_rows)
+        alone = paired.point_rows(num_pairs, self.devices, total)
+        return alone if alone < total else None
 
     def _point_returns(self, point, task: Task, keys: np.ndarray, rows: int) -> np.ndarray:
         """Returns [p, S] of one point on p seed rows `keys` [p, S, 2], in a call of `rows` rows."""
@@ -312,7 +318,7 @@ class MetaProblem:
         if not self.paired:
             return self.population_size
         total = self.population_rows()
-        return min(total, paired.point_rows(total // 2, self.devices, total))
+        return self._alone_rows(total // 2, total) or total
 
     def mean_fitness(self, meta, baselines) -> float | None:
         """Fitness (higher is better) of the ES point `meta` (e.g. the ES mean) over P x S fresh seeds per
