@@ -5,11 +5,17 @@
   checkpoint, progress), over the generations after the first. Target: <= 1%.
 - throughput: env steps per second of the compiled population program (members x seeds x trainer) for
   populations 1, 4, 16, 64 on CartPole, compile time apart (best of two runs).
+- generations (`--recipes`): a real recipe's training generations against its scoring generations (those that
+  also train the ES mean on fresh seeds and validate), the recipe run as written but for fewer generations and a
+  shorter scoring period (`generation_seconds`). Each generation's seconds come with the seconds JAX spent in it
+  lowering and compiling programs (its monitoring events), so that warm figures (seconds less compiling) compare
+  generations that met a task for the first time with those that did not.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import tempfile
 import time
 
@@ -116,6 +122,65 @@ def memory_over_generations(generations: int = 300, early: int = 30, timesteps: 
             f"rss_bytes_after_generation_{early}": at_early, f"rss_bytes_after_generation_{generations}": at_end,
             "growth_fraction": (at_end - at_early) / at_early, "aim": "growth_fraction <= 0.10",
             "rss_bytes_every_10_generations": memory.bytes[9::10]}
+
+
+# Lowering and compiling; tracing is left out, as its events nest (an inner jit's trace inside an outer one's).
+COMPILE_EVENTS = ("/jax/core/compile/jaxpr_to_mlir_module_duration", "/jax/core/compile/backend_compile_duration")
+
+
+class GenerationLog:
+    """A meta-training callback: per generation, its seconds, its scoring hooks' seconds and the seconds JAX spent
+    lowering and compiling programs during it. `close()` stops listening."""
+
+    def __init__(self):
+        self.rows: list[dict] = []
+        self._compile = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._on_event)
+
+    def _on_event(self, event: str, duration_secs: float, **_) -> None:
+        if event in COMPILE_EVENTS:
+            self._compile += duration_secs
+
+    def on_start(self, start: int, generations: int) -> None:
+        self._compile = 0.0  # what compiled before generation 0 (baselines, the initial mean) is start time
+
+    def on_generation(self, line: dict, seconds) -> None:
+        scoring = line.get("scoring_seconds", {})
+        self.rows.append({"generation": line["generation"], "kind": "scoring" if scoring else "training",
+                          "seconds": seconds.generation, "compile_seconds": self._compile,
+                          "warm_seconds": seconds.generation - self._compile, "scoring_seconds": scoring})
+        self._compile = 0.0
+
+    def close(self) -> None:
+        jax.monitoring.unregister_event_duration_listener(self._on_event)
+
+
+def generation_seconds(config, every: int = 3, scorings: int = 2) -> dict:
+    """Seconds of `config`'s training and scoring generations: the recipe as written (tasks, population, ES,
+    validation) run for `every` x `scorings` generations, the ES mean scored and validated every `every`, in
+    memory (nothing written). Medians of each kind's warm seconds (less lowering and compiling), their ratio, and
+    every generation's row; `start_seconds` is what came before generation 0 (baselines, the initial mean's
+    fitness and validation)."""
+    overrides = [f"generations={every * scorings}", f"eval_every={every}", "checkpoint_every=1000000"]
+    if config.validation.tasks:
+        overrides.append(f"validation.every={every}")
+    config = parse_config(config.to_dict(), overrides)
+    log = GenerationLog()
+    try:
+        start = time.perf_counter()
+        meta_train(config, None, progress=False, callbacks=[log], plot=False)
+        total = time.perf_counter() - start
+    finally:
+        log.close()
+    kinds = {kind: [r for r in log.rows if r["kind"] == kind] for kind in ("training", "scoring")}
+    medians = {kind: statistics.median(r["warm_seconds"] for r in rows) for kind, rows in kinds.items()}
+    return {"generations": len(log.rows), "score_every": every,
+            "validation_tasks": [t.env for t in config.validation.tasks],
+            "warm_seconds_per_training_generation": medians["training"],
+            "warm_seconds_per_scoring_generation": medians["scoring"],
+            "scoring_over_training": medians["scoring"] / medians["training"],
+            "start_seconds": total - sum(r["seconds"] for r in log.rows), "total_seconds": total,
+            "rows": log.rows}
 
 
 def bench_meta(populations=POPULATIONS, timesteps: int = 16_384) -> dict:

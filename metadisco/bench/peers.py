@@ -17,6 +17,15 @@ Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tan
 
 Secondary: env-only steps/s (the env with random actions, the same wrappers and env count, one seed).
 
+MinAtar (`minatar` group; SpaceInvaders-MinAtar with the `minatar` preset, DiscoBench's PPO: 64 envs x 128 steps,
+4 epochs x 8 minibatches, relu 64x64 on the flattened 10 x 10 x 6 grid, both programs): minatar_seeds_1 and
+minatar_seeds_16 as above, and minatar_population, a meta-training generation in the shape of
+experiments/short_long_minatar.yaml (`SHORT_LONG_MINATAR`: 16 members x 1 seed x 156,250 Breakout steps with its
+TA-LPO drift, hidden 16) against 16 rejax PPO variants. Each also gets the network-only bound
+(`metadisco.bench.roofline.network_only_fn`: the actor-critic's passes of the same run and nothing else, same
+shapes, split over the devices as the trainer is): `trainer_over_network_only` is how many times the network's
+own time the trainer takes, the most that any change outside the network could gain.
+
 PQN: pqn_seeds_1 / pqn_seeds_16, metadisco's PQN (`algorithm: pqn`, the `pqn_classic` preset: 32 envs x 64 steps,
 4 epochs x 16 minibatches, 2 x 256 LayerNorm ReLU) against rejax's PQN at the same settings (`peers.rejax_pqn`
 lists what rejax does its own way), as the PPO seeds figures are measured.
@@ -53,6 +62,15 @@ QUICKSTART = {
     "objective": {"drift": {"kind": "lpo", "hidden": 32}},
     "tasks": [{"env": ENV, "timesteps": 16_384, "seeds": 2, "train": {"lr": 0.0025}}],
     "strategy": {"name": "Open_ES", "population_size": 16, "sigma_init": 0.03, "lr": 0.03},
+    "generations": 1, "eval_every": 10_000, "held_out_envs": [],
+}
+MINATAR_ENV = "SpaceInvaders-MinAtar"
+# experiments/short_long_minatar.yaml's shape at its longer training length (tests/bench/test_bench_peers.py
+# checks they agree).
+SHORT_LONG_MINATAR = {
+    "objective": {"drift": {"kind": "talpo", "hidden": 16, "horizon": False}},
+    "tasks": [{"env": "Breakout-MinAtar", "timesteps": 156_250, "seeds": 1}],
+    "strategy": {"name": "Open_ES", "population_size": 16, "sigma_init": 0.1, "lr": 0.01},
     "generations": 1, "eval_every": 10_000, "held_out_envs": [],
 }
 
@@ -102,29 +120,47 @@ def _alternate(ours, theirs, steps: int, repeats: int) -> dict:
             "cores_busy": {k: statistics.median(v) for k, v in busy.items()}, "load": load}
 
 
-def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = "ppo") -> dict:
-    """`num_seeds` seeds of `algorithm` (ppo: the classic preset; pqn: pqn_classic) in metadisco and rejax."""
-    config = resolve_config(ENV, timesteps=timesteps, algorithm=algorithm)
+def _network_only(env_id: str, config, runs: int, devices, figure: dict, repeats: int) -> dict:
+    """`figure` with the network-only bound of `runs` runs of `config` on `devices` (median of `repeats`): its
+    steps/s and the trainer's time over its time (`metadisco.bench.roofline.network_only_fn`)."""
+    from metadisco.bench.roofline import network_only_program
+
+    fn, args = network_only_program(env_id, config, runs, devices)
+    compiled, _ = _compile(fn, *args)
+    seconds = statistics.median(_run_seconds(compiled, *args) for _ in range(repeats))
+    per_second = figure["env_steps"] / seconds
+    return {**figure, "network_only_steps_per_second": per_second,
+            "trainer_over_network_only": per_second / figure["metadisco_steps_per_second"]}
+
+
+def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = "ppo", env_id: str = ENV,
+                 network_only: bool = False) -> dict:
+    """`num_seeds` seeds of `algorithm` (ppo: the env family's preset; pqn: pqn_classic) on `env_id` in metadisco
+    and rejax; with `network_only`, the network-only bound beside them."""
+    config = resolve_config(env_id, timesteps=timesteps, algorithm=algorithm)
     objective = BUILTIN_OBJECTIVES[algorithm]
-    fn, args, devices = seeds_program(ENV, objective, objective.zero_meta(), config, num_seeds)
+    fn, args, devices = seeds_program(env_id, objective, objective.zero_meta(), config, num_seeds)
     ours, _ = _compile(fn, *args)
     keys = seed_keys(num_seeds)
-    rejax_train = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}[algorithm](ENV, config)
+    rejax_train = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}[algorithm](env_id, config)
     rejax_fn = jax.jit(jax.vmap(rejax_train)) if num_seeds > 1 else jax.jit(rejax_train)
     rejax_args = (keys,) if num_seeds > 1 else (keys[0],)
     theirs, _ = _compile(rejax_fn, *rejax_args)
     steps = num_seeds * config.num_updates * config.batch_size
-    return {"seeds": num_seeds, "timesteps_per_seed": config.num_updates * config.batch_size,
-            "metadisco_devices": len(devices),
-            **_alternate((ours, args), (theirs, rejax_args), steps, repeats)}
+    figure = {"env": env_id, "seeds": num_seeds, "timesteps_per_seed": config.num_updates * config.batch_size,
+              "metadisco_devices": len(devices),
+              **_alternate((ours, args), (theirs, rejax_args), steps, repeats)}
+    return _network_only(env_id, config, num_seeds, devices, figure, repeats) if network_only else figure
 
 
-def population_figure(repeats: int, devices=None) -> dict:
+def population_figure(repeats: int, devices=None, shape: dict = QUICKSTART, network_only: bool = False) -> dict:
+    """A meta-training generation in `shape` (a meta-training config: its first task, its population) against
+    as many rejax PPO variants; with `network_only`, the network-only bound of as many runs beside them."""
     from metadisco.bench.meta import population_call
     from metadisco.meta.load import parse_config
     from metadisco.parallel.sharding import make_mesh
 
-    config = parse_config(QUICKSTART)
+    config = parse_config(shape)
     devices = jax.devices() if devices is None else devices
     (fn, args), steps, mesh = population_call(config, make_mesh(devices))
     ours, _ = _compile(fn, *args)
@@ -134,10 +170,15 @@ def population_figure(repeats: int, devices=None) -> dict:
     clip_eps = np.linspace(0.15, 0.25, population, dtype=np.float32)  # 16 PPO variants
     keys = np.broadcast_to(np.asarray(seed_keys(task.seeds)), (population, task.seeds, 2))
     theirs, _ = _compile(jax.jit(peers.rejax_population(task.env, train_config)), clip_eps, keys)
-    return {"population": population, "seeds": task.seeds, "timesteps_per_run": task.timesteps,
-            "objective": "lpo (hidden 32)", "rejax_variants": "clip_eps 0.15 ... 0.25",
-            "metadisco_devices": int(mesh.devices.size),
-            **_alternate((ours, args), (theirs, (clip_eps, keys)), steps, repeats)}
+    drift = shape["objective"]["drift"]
+    figure = {"env": task.env, "population": population, "seeds": task.seeds,
+              "timesteps_per_run": train_config.num_updates * train_config.batch_size,
+              "objective": f"{drift['kind']} (hidden {drift['hidden']})", "rejax_variants": "clip_eps 0.15 ... 0.25",
+              "metadisco_devices": int(mesh.devices.size),
+              **_alternate((ours, args), (theirs, (clip_eps, keys)), steps, repeats)}
+    if not network_only:
+        return figure
+    return _network_only(task.env, train_config, population * task.seeds, list(mesh.devices.flat), figure, repeats)
 
 
 def fresh_compile_seconds(config) -> dict:
@@ -176,7 +217,9 @@ def env_only_figure(timesteps: int, repeats: int) -> dict:
     return {"env_steps_per_second": statistics.median(samples), "samples": samples}
 
 
-PEER_FIGURES = ("ppo", "pqn")  # figure groups: PPO (seeds, population, compile, env only), PQN (seeds)
+# Figure groups: PPO on CartPole (seeds, population, compile, env only), PQN (seeds), PPO on MinAtar (seeds and
+# population, with the network-only bound).
+PEER_FIGURES = ("ppo", "pqn", "minatar")
 
 
 def _with_roofline(figure: dict, flops: dict, peak: dict | None) -> dict:
@@ -198,9 +241,15 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
     from metadisco.bench.roofline import flops_per_env_step
     from metadisco.meta.load import parse_config
 
-    def flops(algorithm="ppo", objective=None):
-        config = resolve_config(ENV, timesteps=timesteps, algorithm=algorithm)
-        return flops_per_env_step(ENV, config, objective or BUILTIN_OBJECTIVES[algorithm]) if peak else {}
+    def flops(algorithm="ppo", objective=None, env_id=ENV):
+        config = resolve_config(env_id, timesteps=timesteps, algorithm=algorithm)
+        return flops_per_env_step(env_id, config, objective or BUILTIN_OBJECTIVES[algorithm]) if peak else {}
+
+    def population_flops(shape):
+        config = parse_config(shape)
+        task = config.tasks[0]
+        train_config = resolve_config(task.env, task.preset, task.train, task.timesteps)
+        return flops_per_env_step(task.env, train_config, config.objective) if peak else {}
 
     out = {"env": ENV, "preset": "classic", "repeats": repeats, "load_before": _load()}
     head = {}
@@ -211,11 +260,7 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
         say(f"peers: 16 seeds x {timesteps} steps")
         out["seeds_16"] = _with_roofline(seeds_figure(16, timesteps, repeats), ppo_flops, peak)
         say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
-        quickstart = parse_config(QUICKSTART)
-        task = quickstart.tasks[0]
-        population_flops = flops_per_env_step(ENV, resolve_config(task.env, task.preset, task.train, task.timesteps),
-                                              quickstart.objective) if peak else {}
-        out["population"] = _with_roofline(population_figure(repeats), population_flops, peak)
+        out["population"] = _with_roofline(population_figure(repeats), population_flops(QUICKSTART), peak)
         say("peers: compile seconds, 1 seed")
         out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
         say("peers: env only")
@@ -232,6 +277,19 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
         out["pqn_seeds_16"] = _with_roofline(seeds_figure(16, timesteps, repeats, "pqn"), pqn_flops, peak)
         head.update({"pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"],
                      "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"]})
+    if "minatar" in figures:
+        say(f"peers: {MINATAR_ENV}, 1 and 16 seeds x {timesteps} steps (minatar preset), with the network alone")
+        minatar_flops = flops(env_id=MINATAR_ENV)
+        for n in (1, 16):
+            out[f"minatar_seeds_{n}"] = _with_roofline(
+                seeds_figure(n, timesteps, repeats, env_id=MINATAR_ENV, network_only=True), minatar_flops, peak)
+        say("peers: a meta-training population in short_long_minatar's shape (16 members x 156,250 Breakout steps, "
+            "TA-LPO), with the network alone")
+        out["minatar_population"] = _with_roofline(
+            population_figure(repeats, shape=SHORT_LONG_MINATAR, network_only=True),
+            population_flops(SHORT_LONG_MINATAR), peak)
+        head.update({f"minatar_{name}_ratio": out[f"minatar_{name}"]["ratio"]
+                     for name in ("seeds_1", "seeds_16", "population")})
     out["load_after"] = _load()
     out["headline"] = head
     return out

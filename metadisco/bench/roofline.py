@@ -6,8 +6,10 @@ this machine's peak, measured in the same run.
   per CartPole step), divided by its env steps. Seeds and members are vmapped copies of the same program, so
   the figure holds for 1 seed, 16 seeds and a population alike.
 - The hand count beside it: the actor-critic MLP alone, one forward pass per env step in the rollout and, per
-  epoch, a forward and a backward pass (about twice the forward) per sample: (1 + 3 x epochs) x forward. The
-  rest of the program (env, GAE, Adam, the loss's elementwise work) is what the model counts beyond it.
+  epoch, a forward and a backward pass per sample: forward + epochs x (forward + backward). The backward pass is
+  twice the forward but for the first layers, which need no gradient for the observations: on MinAtar's 400-600
+  inputs those are 90% of the network, so its backward pass is about 1.1 forwards, not 2. The rest of the program
+  (env, GAE, Adam, the loss's elementwise work) is what the model counts beyond it.
 - Peak: the best FLOP/s of a large float32 matrix product on every device at once (one per core on a CPU),
   what XLA's own kernels reach on this machine; a small RL trainer's kernels (64-wide matmuls, a few envs) are
   far from that shape, so the fraction says how much of the machine the program's arithmetic uses, not how
@@ -69,6 +71,14 @@ def network_forward_flops(obs_size: int, action_size: int, hidden: tuple[int, ..
     return total
 
 
+def network_backward_flops(obs_size: int, action_size: int, hidden: tuple[int, ...]) -> int:
+    """FLOPs of one actor-critic backward pass (the parameters' gradients) for one observation, by hand: per
+    dense layer 2 x in x out for its weights' gradient and as much for its input's, except the first layer of
+    each tower, whose input is the observation."""
+    first = sum(2 * obs_size * (hidden[0] if hidden else head) for head in (action_size, 1))
+    return 2 * network_forward_flops(obs_size, action_size, hidden) - first
+
+
 def flops_per_env_step(env_id: str, config: TrainConfig, objective: Objective | None = None) -> dict:
     """XLA's count of one agent's training program per env step, and the hand count of its MLP (module doc)."""
     objective = objective or Objective()
@@ -83,8 +93,9 @@ def flops_per_env_step(env_id: str, config: TrainConfig, objective: Objective | 
     spec = env.spec
     obs_size = int(np.prod(spec.obs_shape))
     if config.algorithm == "ppo":
-        forward = network_forward_flops(obs_size, spec.action_size, tuple(config.hidden_sizes))
-        out["mlp_hand_count_per_env_step"] = (1 + 3 * config.update_epochs) * forward
+        sizes = (obs_size, spec.action_size, tuple(config.hidden_sizes))
+        forward, backward = network_forward_flops(*sizes), network_backward_flops(*sizes)
+        out["mlp_hand_count_per_env_step"] = forward + config.update_epochs * (forward + backward)
         out["model_over_hand_count"] = out["flops_per_env_step"] / out["mlp_hand_count_per_env_step"]
     return out
 
@@ -102,8 +113,10 @@ def network_only_fn(env_id: str, config: TrainConfig):
     step's outputs (a rollout's dependency chain, so XLA cannot hoist or batch them), then `update_epochs` x
     `num_minibatches` forward and backward passes on `minibatch_size` samples with a plain gradient step (the
     next pass needs the new parameters). Left out: the value of the rollout's final observations (one forward pass
-    per env step, batched) and everything that is not the network. Random inputs: the cost of a dense layer does
-    not depend on its values.
+    per env step, batched) and everything that is not the network. The minibatch is the rollout's last
+    observations tiled to `minibatch_size` rows (the cost of a dense layer does not depend on its values): random
+    minibatches drawn up front cost more than the passes themselves where observations are wide (MinAtar's 400-600
+    inputs x 32 minibatches of 1,024 rows per seed).
     """
     env = make_env(env_id)
     network = make_network(env.spec, tuple(config.hidden_sizes), config.activation)
@@ -115,10 +128,9 @@ def network_only_fn(env_id: str, config: TrainConfig):
         return jnp.sum(policy.logits_or_mean, axis=-1) + value
 
     def run(key):
-        obs_key, batch_key = jax.random.split(key)
         params = network.init(key, jnp.zeros((1, obs_size), jnp.float32))
-        obs = jax.random.normal(obs_key, (config.num_envs, obs_size))
-        batch = jax.random.normal(batch_key, (passes, config.minibatch_size, obs_size))
+        obs = jax.random.normal(key, (config.num_envs, obs_size))
+        tiles = -(-config.minibatch_size // config.num_envs)
 
         def update(carry, _):
             params, obs = carry
@@ -127,12 +139,13 @@ def network_only_fn(env_id: str, config: TrainConfig):
                 return obs + 1e-3 * outputs_sum(params, obs)[:, None], None
 
             obs, _ = jax.lax.scan(act, obs, None, config.num_steps)
+            x = jnp.tile(obs, (tiles, 1))[:config.minibatch_size]
 
-            def minibatch(params, x):
+            def minibatch(params, _):
                 grads = jax.grad(lambda p: jnp.sum(outputs_sum(p, x)))(params)
                 return jax.tree.map(lambda p, g: p - 1e-6 * g, params, grads), None
 
-            params, _ = jax.lax.scan(minibatch, params, batch)
+            params, _ = jax.lax.scan(minibatch, params, None, passes)
             return (params, obs), None
 
         (params, obs), _ = jax.lax.scan(update, (params, obs), None, config.num_updates)

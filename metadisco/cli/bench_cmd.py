@@ -26,8 +26,10 @@ def add_parser(sub, name):
                    help="also run rejax's PPO (pip install -e '.[bench]') at the same settings, alternating: "
                         "steps/s for 1 seed, 16 seeds and a quickstart-shaped population, and compile seconds")
     p.add_argument("--peer-figures", default=None,
-                   help="with --peers: comma-separated figure groups, ppo (1 and 16 seeds, population, compile, "
-                        "env only) and pqn (1 and 16 seeds against rejax's PQN); default ppo,pqn")
+                   help="with --peers: comma-separated figure groups, ppo (CartPole: 1 and 16 seeds, population, "
+                        "compile, env only), pqn (1 and 16 seeds against rejax's PQN) and minatar (SpaceInvaders: 1 "
+                        "and 16 seeds, a short_long_minatar-shaped population, each with its network-only bound); "
+                        "default ppo,pqn,minatar")
     p.add_argument("--only-peers", action="store_true",
                    help="with --peers: write the peer figures alone (skip the per-env cases and learned pieces)")
     p.add_argument("--repeats", type=positive_int("--repeats"), default=3,
@@ -36,6 +38,10 @@ def add_parser(sub, name):
                    help="instead: meta-training figures (ES overhead per generation; env steps/s of populations "
                         "1, 4, 16, 64 on CartPole; --timesteps per member, default 16384; resident memory over "
                         "a 300-generation tiny run)")
+    p.add_argument("--recipes", type=comma_separated, default=None, metavar="FILE,FILE,...",
+                   help="with --meta: instead, seconds per training generation and per scoring generation (the ES mean "
+                        "scored and validated) of each meta-training recipe, run as written for 6 generations, "
+                        "scoring every 3 (e.g. experiments/quickstart.yaml,experiments/short_long_minatar.yaml)")
     p.add_argument("--memory", action="store_true",
                    help="instead: resident memory after generation 30 and 300 of a tiny meta-training run (not a "
                         "timing: it may run beside other work)")
@@ -58,6 +64,10 @@ def run(args) -> int:
         say(f"resident memory from generation 30 to {figure['generations']}: {100 * figure['growth_fraction']:+.1f}% "
             f"(aim: within 10%); wrote {args.out}")
         return 0
+    if args.recipes is not None and not args.meta:
+        raise UserError("--recipes measures meta-training generations: add --meta")
+    if args.meta and args.recipes is not None:
+        return _recipes(args)
     if args.meta:
         check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
         from metadisco.bench.meta import bench_meta
@@ -117,6 +127,9 @@ def run(args) -> int:
         if "pqn_seeds_1_ratio" in head:
             say(f"  PQN, metadisco / rejax: 1 seed {head['pqn_seeds_1_ratio']:.2f}x, 16 seeds "
                 f"{head['pqn_seeds_16_ratio']:.2f}x (steps/s)")
+        if "minatar_seeds_1_ratio" in head:
+            say(f"  MinAtar, metadisco / rejax: 1 seed {head['minatar_seeds_1_ratio']:.2f}x, 16 seeds "
+                f"{head['minatar_seeds_16_ratio']:.2f}x, population {head['minatar_population_ratio']:.2f}x (steps/s)")
         if args.only_peers:
             write_json(args.out, results)
             say(f"wrote {args.out}")
@@ -143,6 +156,31 @@ def run(args) -> int:
                         for name in ("adam", "learned_optimizer", "open", "lpo")))
     results["memory"] = bench_train.peak_memory_bytes()
     write_json(args.out, results)
+    say(f"wrote {args.out}")
+    return 0
+
+
+def _recipes(args) -> int:
+    """bench --meta --recipes: each recipe's training and scoring generations (`bench.meta.generation_seconds`)."""
+    from metadisco.bench import train as bench_train
+    from metadisco.bench.meta import generation_seconds
+    from metadisco.core.errors import UserError
+    from metadisco.core.io import check_output_file, write_json
+    from metadisco.meta.load import load_config
+
+    if not args.recipes:
+        raise UserError("--recipes names no file; give comma-separated meta-training configs, e.g. "
+                        "experiments/quickstart.yaml")
+    configs = {path: load_config(path) for path in args.recipes}  # every file checked before any is measured
+    check_output_file(args.out)
+    figures = {}
+    for path, config in configs.items():
+        say(f"bench meta: {path}, 6 generations, the ES mean scored every 3")
+        fig = figures[path] = generation_seconds(config)
+        say(f"  warm seconds: training generation {fig['warm_seconds_per_training_generation']:.1f}, scoring "
+            f"generation {fig['warm_seconds_per_scoring_generation']:.1f} ({fig['scoring_over_training']:.1f}x); "
+            f"before generation 0 {fig['start_seconds']:.1f}")
+    write_json(args.out, {"machine": bench_train.machine(), "generations": figures})
     say(f"wrote {args.out}")
     return 0
 

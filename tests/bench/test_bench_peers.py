@@ -26,6 +26,16 @@ def test_population_figure_has_the_quickstart_shape():
     assert ours["strategy"]["population_size"] == quickstart["strategy"]["population_size"]
 
 
+def test_minatar_population_figure_has_short_long_minatars_shape():
+    # The recipe's drift, population, seeds and longer Breakout length: the generation its researcher waits for.
+    recipe = yaml.safe_load((EXPERIMENTS / "short_long_minatar.yaml").read_text())
+    ours = bench_peers.SHORT_LONG_MINATAR
+    task = next(t for t in recipe["tasks"] if t["env"] == ours["tasks"][0]["env"])
+    assert ours["objective"] == recipe["objective"]
+    assert ours["tasks"][0]["seeds"] == task["seeds"] and ours["tasks"][0]["timesteps"] == max(task["timesteps"])
+    assert ours["strategy"] == {k: recipe["strategy"][k] for k in ours["strategy"]}
+
+
 def test_alternate_interleaves_and_takes_the_ratio_of_medians(monkeypatch):
     calls = []
     seconds = {"ours": iter([1.0, 0.5, 0.25]), "theirs": iter([2.0, 2.0, 1.0])}
