@@ -132,8 +132,9 @@ class GenerationLog:
     """A meta-training callback: per generation, its seconds, its scoring hooks' seconds and the seconds JAX spent
     lowering and compiling programs during it. `close()` stops listening."""
 
-    def __init__(self):
+    def __init__(self, say=lambda message: None):
         self.rows: list[dict] = []
+        self.say = say
         self._compile = 0.0
         jax.monitoring.register_event_duration_secs_listener(self._on_event)
 
@@ -149,23 +150,25 @@ class GenerationLog:
         self.rows.append({"generation": line["generation"], "kind": "scoring" if scoring else "training",
                           "seconds": seconds.generation, "compile_seconds": self._compile,
                           "warm_seconds": seconds.generation - self._compile, "scoring_seconds": scoring})
+        self.say(f"  generation {line['generation']} ({self.rows[-1]['kind']}): {seconds.generation:.1f} s, of which "
+                 f"compiling {self._compile:.1f} s")
         self._compile = 0.0
 
     def close(self) -> None:
         jax.monitoring.unregister_event_duration_listener(self._on_event)
 
 
-def generation_seconds(config, every: int = 3, scorings: int = 2) -> dict:
+def generation_seconds(config, every: int = 3, scorings: int = 2, say=lambda message: None) -> dict:
     """Seconds of `config`'s training and scoring generations: the recipe as written (tasks, population, ES,
     validation) run for `every` x `scorings` generations, the ES mean scored and validated every `every`, in
     memory (nothing written). Medians of each kind's warm seconds (less lowering and compiling), their ratio, and
     every generation's row; `start_seconds` is what came before generation 0 (baselines, the initial mean's
-    fitness and validation)."""
+    fitness and validation). `say` reports each generation as it ends."""
     overrides = [f"generations={every * scorings}", f"eval_every={every}", "checkpoint_every=1000000"]
     if config.validation.tasks:
         overrides.append(f"validation.every={every}")
     config = parse_config(config.to_dict(), overrides)
-    log = GenerationLog()
+    log = GenerationLog(say)
     try:
         start = time.perf_counter()
         meta_train(config, None, progress=False, callbacks=[log], plot=False)

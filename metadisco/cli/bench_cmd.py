@@ -176,7 +176,7 @@ def _recipes(args) -> int:
     figures = {}
     for path, config in configs.items():
         say(f"bench meta: {path}, 6 generations, the ES mean scored every 3")
-        fig = figures[path] = generation_seconds(config)
+        fig = figures[path] = generation_seconds(config, say=say)
         say(f"  warm seconds: training generation {fig['warm_seconds_per_training_generation']:.1f}, scoring "
             f"generation {fig['warm_seconds_per_scoring_generation']:.1f} ({fig['scoring_over_training']:.1f}x); "
             f"before generation 0 {fig['start_seconds']:.1f}")
