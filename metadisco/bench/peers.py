@@ -220,6 +220,7 @@ def env_only_figure(timesteps: int, repeats: int) -> dict:
 # Figure groups: PPO on CartPole (seeds, population, compile, env only), PQN (seeds), PPO on MinAtar (seeds and
 # population, with the network-only bound).
 PEER_FIGURES = ("ppo", "pqn", "minatar")
+DEFAULT_PEER_FIGURES = ("ppo", "pqn")  # MinAtar's group takes about 30 min on 2 cores: asked for by name
 
 
 def _with_roofline(figure: dict, flops: dict, peak: dict | None) -> dict:
@@ -235,8 +236,8 @@ def _with_roofline(figure: dict, flops: dict, peak: dict | None) -> dict:
 
 
 def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None,
-                figures: tuple[str, ...] = PEER_FIGURES, peak: dict | None = None) -> dict:
-    """The figures of the groups in `figures` (default all); `say` reports progress; with `peak`
+                figures: tuple[str, ...] = DEFAULT_PEER_FIGURES, peak: dict | None = None) -> dict:
+    """The figures of the groups in `figures` (default `DEFAULT_PEER_FIGURES`); `say` reports progress; with `peak`
     (`metadisco.bench.roofline.peak_flops`), FLOPs and the fraction of it for each throughput figure."""
     from metadisco.bench.roofline import flops_per_env_step
     from metadisco.meta.load import parse_config

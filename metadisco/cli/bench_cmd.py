@@ -28,8 +28,8 @@ def add_parser(sub, name):
     p.add_argument("--peer-figures", default=None,
                    help="with --peers: comma-separated figure groups, ppo (CartPole: 1 and 16 seeds, population, "
                         "compile, env only), pqn (1 and 16 seeds against rejax's PQN) and minatar (SpaceInvaders: 1 "
-                        "and 16 seeds, a short_long_minatar-shaped population, each with its network-only bound); "
-                        "default ppo,pqn,minatar")
+                        "and 16 seeds, a short_long_minatar-shaped population, each with its network-only bound; about "
+                        "30 min on 2 cores); default ppo,pqn")
     p.add_argument("--only-peers", action="store_true",
                    help="with --peers: write the peer figures alone (skip the per-env cases and learned pieces)")
     p.add_argument("--repeats", type=positive_int("--repeats"), default=3,
@@ -187,13 +187,13 @@ def _recipes(args) -> int:
 
 def _peer_figures(args) -> tuple[str, ...]:
     """--peer-figures as a tuple of known groups; --only-peers and --peer-figures need --peers."""
-    from metadisco.bench.peers import PEER_FIGURES
+    from metadisco.bench.peers import DEFAULT_PEER_FIGURES, PEER_FIGURES
     from metadisco.core.errors import UserError, shorten
 
     if not args.peers and (args.only_peers or args.peer_figures is not None):
         raise UserError("--only-peers and --peer-figures choose peer figures: add --peers")
     if args.peer_figures is None:
-        return PEER_FIGURES
+        return DEFAULT_PEER_FIGURES
     groups = tuple(g.strip() for g in args.peer_figures.split(",") if g.strip())
     if not groups or any(g not in PEER_FIGURES for g in groups):
         raise UserError(f"--peer-figures must be a comma-separated subset of {', '.join(PEER_FIGURES)}, got "
