@@ -153,19 +153,25 @@ def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = 
     return _network_only(env_id, config, num_seeds, devices, figure, repeats) if network_only else figure
 
 
+def population_shape(shape: dict) -> tuple:
+    """(meta-training config, its first task, that task's resolved train config) of a population `shape`."""
+    from metadisco.meta.load import parse_config
+
+    config = parse_config(shape)
+    task = config.tasks[0]
+    return config, task, resolve_config(task.env, task.preset, task.train, task.timesteps)
+
+
 def population_figure(repeats: int, devices=None, shape: dict = QUICKSTART, network_only: bool = False) -> dict:
     """A meta-training generation in `shape` (a meta-training config: its first task, its population) against
     as many rejax PPO variants; with `network_only`, the network-only bound of as many runs beside them."""
     from metadisco.bench.meta import population_call
-    from metadisco.meta.load import parse_config
     from metadisco.parallel.sharding import make_mesh
 
-    config = parse_config(shape)
+    config, task, train_config = population_shape(shape)
     devices = jax.devices() if devices is None else devices
     (fn, args), steps, mesh = population_call(config, make_mesh(devices))
     ours, _ = _compile(fn, *args)
-    task = config.tasks[0]
-    train_config = resolve_config(task.env, task.preset, task.train, task.timesteps)
     population = config.strategy.population_size
     clip_eps = np.linspace(0.15, 0.25, population, dtype=np.float32)  # 16 PPO variants
     keys = np.broadcast_to(np.asarray(seed_keys(task.seeds)), (population, task.seeds, 2))
@@ -240,17 +246,16 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
     """The figures of the groups in `figures` (default `DEFAULT_PEER_FIGURES`); `say` reports progress; with `peak`
     (`metadisco.bench.roofline.peak_flops`), FLOPs and the fraction of it for each throughput figure."""
     from metadisco.bench.roofline import flops_per_env_step
-    from metadisco.meta.load import parse_config
 
     def flops(algorithm="ppo", objective=None, env_id=ENV):
         config = resolve_config(env_id, timesteps=timesteps, algorithm=algorithm)
         return flops_per_env_step(env_id, config, objective or BUILTIN_OBJECTIVES[algorithm]) if peak else {}
 
     def population_flops(shape):
-        config = parse_config(shape)
-        task = config.tasks[0]
-        train_config = resolve_config(task.env, task.preset, task.train, task.timesteps)
-        return flops_per_env_step(task.env, train_config, config.objective) if peak else {}
+        if not peak:
+            return {}
+        config, task, train_config = population_shape(shape)
+        return flops_per_env_step(task.env, train_config, config.objective)
 
     out = {"env": ENV, "preset": "classic", "repeats": repeats, "load_before": _load()}
     head = {}

@@ -54,6 +54,8 @@ def run(args) -> int:
     from metadisco.core.io import check_output_file, write_json
     from metadisco.envs import check_env_id
 
+    if args.recipes is not None and not args.meta:
+        raise UserError("--recipes measures meta-training generations: add --meta")
     if args.memory:
         check_output_file(args.out)
         from metadisco.bench.meta import memory_over_generations
@@ -64,8 +66,6 @@ def run(args) -> int:
         say(f"resident memory from generation 30 to {figure['generations']}: {100 * figure['growth_fraction']:+.1f}% "
             f"(aim: within 10%); wrote {args.out}")
         return 0
-    if args.recipes is not None and not args.meta:
-        raise UserError("--recipes measures meta-training generations: add --meta")
     if args.meta and args.recipes is not None:
         return _recipes(args)
     if args.meta:
