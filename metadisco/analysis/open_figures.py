@@ -46,33 +46,33 @@ DPI = 110
 class Surface(NamedTuple):
     step: jax.Array  # [...]: o0 * 1e-3 * exp(1e-3 * o1), the deterministic update (subtracted from the parameter)
     noise_scale: jax.Array  # [...]: o2 * 1e-3 (signed; the actor's noise is noise_scale * N(0, 1))
-    carry: jax.Array  # [..., gru]: the GRU state after this step
+    carry: jax.Array  # [gru, ...]: the GRU state after this step (features first, as OPEN's network runs)
 
 
 def surface_features(param: jax.Array, grad: jax.Array, momentum: jax.Array, training, layer, batch,
                      dorm) -> jax.Array:
-    """OPEN's 19 inputs for one tensor, [*shape, 19], at the step that follows momenta `momentum` ([*shape]: the
-    same value at all six timescales, or [*shape, 6]) with gradient `grad` (param, grad [*shape]; training,
+    """OPEN's 19 inputs for one tensor, [19, *shape], at the step that follows momenta `momentum` ([*shape]: the
+    same value at all six timescales, or [6, *shape]) with gradient `grad` (param, grad [*shape]; training,
     layer, batch scalars; dorm broadcastable to shape)."""
     if momentum.shape == grad.shape:
-        momentum = jnp.broadcast_to(momentum[..., None], grad.shape + (len(O.DECAYS),))
+        momentum = jnp.broadcast_to(momentum[None], (len(O.DECAYS),) + grad.shape)
     momentum = O.update_momenta(momentum, grad)
     return O.tensor_features(param, grad, momentum, jnp.float32(training), float(layer), jnp.float32(batch),
                              jnp.asarray(dorm, grad.dtype))
 
 
 def open_surface(meta: dict, features: jax.Array, carry: jax.Array | None = None) -> Surface:
-    """One OPEN step on `features` [..., 19] from GRU state `carry` [..., gru] (None: 0, a fresh state)."""
+    """One OPEN step on `features` [19, ...] from GRU state `carry` [gru, ...] (None: 0, a fresh state)."""
     gru = meta["gru_params"]["params"]["hn"]["kernel"].shape[0]
     if carry is None:
-        carry = jnp.zeros(features.shape[:-1] + (gru,), features.dtype)
+        carry = jnp.zeros((gru,) + features.shape[1:], features.dtype)
     carry = O.gru_cell(meta["gru_params"], carry, features)
     out = O.head(meta["params"], carry)
-    return Surface(O.deterministic_step(out), out[..., 2] * O.STEP_MULT, carry)
+    return Surface(O.deterministic_step(out), out[2] * O.STEP_MULT, carry)
 
 
 def settled_carry(meta: dict, features: jax.Array, steps: int = SETTLE_STEPS) -> jax.Array:
-    """The GRU state after `steps` steps from 0 with the inputs held at `features` [..., 19]."""
+    """The GRU state after `steps` steps from 0 with the inputs held at `features` [19, ...]."""
     carry = open_surface(meta, features).carry
     for _ in range(steps - 1):
         carry = open_surface(meta, features, carry).carry

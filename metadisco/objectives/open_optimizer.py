@@ -5,7 +5,7 @@ Difficult?" (NeurIPS 2024), as its released code has it (AlexGoldie/rl-learned-o
 Per parameter p of the agent, after its gradient is clipped (global norm `max_grad_norm`, actor and critic
 clipped separately) and its momenta updated (m_b <- b m_b + (1 - b) g, b in 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999):
 
-    x[:15] = [p, sign(m_b) (6), log(|m_b| + 1e-13) (6), sign(g), log(|g| + 1e-13)]
+    x[:15] = [p, sign(m_b) (6), log(|m_b| + 1e-13) (6), sign(g), log(|g| + 1e-13)]     (x is [19, P]: features first)
              each feature divided by its root mean square over the tensor (+ 1e-5 inside the root)
     x[15:] = [training proportion n / (N - 1), layer proportion i / (L - 1), batch proportion e / (E - 1),
               dormancy of the unit p feeds]
@@ -88,14 +88,18 @@ def meta_size(gru: int, hidden: int) -> int:
 
 
 # ----- the network, written out from flax's GRUCell / Dense / LayerNorm (tests check it against flax) -----
+# Features first: every array here has its features on axis 0 and the parameters it runs on after them
+# ([19, P] inputs, [gru, P] carry). XLA:CPU vectorises over the last axis, so with P there the per-parameter network
+# runs about 1.6x as fast as with its 8, 16 or 19 features there (Breakout's 59,908 parameters, 2-core CPU).
 
 def _dense(theta: dict, x: jax.Array) -> jax.Array:
-    y = x @ theta["kernel"]
-    return y + theta["bias"] if "bias" in theta else y
+    """flax's Dense on features-first x [in, ...] -> [out, ...]."""
+    y = jnp.tensordot(theta["kernel"], x, axes=(0, 0))
+    return y + theta["bias"].reshape((-1,) + (1,) * (x.ndim - 1)) if "bias" in theta else y
 
 
 def gru_cell(theta: dict, h: jax.Array, x: jax.Array) -> jax.Array:
-    """flax.linen.GRUCell: h [..., gru], x [..., 19] -> new h [..., gru] (its output is its new carry)."""
+    """flax.linen.GRUCell, features first: h [gru, ...], x [19, ...] -> new h [gru, ...] (its output is its carry)."""
     t = theta["params"]
     r = jax.nn.sigmoid(_dense(t["ir"], x) + _dense(t["hr"], h))
     z = jax.nn.sigmoid(_dense(t["iz"], x) + _dense(t["hz"], h))
@@ -104,14 +108,17 @@ def gru_cell(theta: dict, h: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def _layer_norm(theta: dict, x: jax.Array) -> jax.Array:
-    # flax's LayerNorm: fast variance E[x^2] - E[x]^2 clipped at 0, then (x - mean) * (rsqrt(var + eps) * scale).
-    mean = jnp.mean(x, axis=-1, keepdims=True)
-    var = jnp.maximum(0.0, jnp.mean(jnp.square(x), axis=-1, keepdims=True) - jnp.square(mean))
-    return (x - mean) * (jax.lax.rsqrt(var + LAYER_NORM_EPS) * theta["scale"]) + theta["bias"]
+    # flax's LayerNorm over axis 0: fast variance E[x^2] - E[x]^2 clipped at 0, then (x - mean) * (rsqrt(var + eps)
+    # * scale). The means are a contraction with 1/n weights (XLA:CPU reduces over a leading axis slowly).
+    weights = jnp.full((x.shape[0],), 1.0 / x.shape[0], x.dtype)
+    mean = jnp.tensordot(weights, x, axes=(0, 0))[None]
+    var = jnp.maximum(0.0, jnp.tensordot(weights, jnp.square(x), axes=(0, 0))[None] - jnp.square(mean))
+    column = lambda v: v.reshape((-1,) + (1,) * (x.ndim - 1))  # noqa: E731
+    return (x - mean) * (jax.lax.rsqrt(var + LAYER_NORM_EPS) * column(theta["scale"])) + column(theta["bias"])
 
 
 def head(theta: dict, h: jax.Array) -> jax.Array:
-    """OPEN's MLP on the GRU output: h [..., gru] -> o [..., 3]."""
+    """OPEN's MLP on the GRU output, features first: h [gru, ...] -> o [3, ...]."""
     t = theta["params"]
     x = jax.nn.relu(_layer_norm(t["layers_1"], _dense(t["layers_0"], h)))
     x = jax.nn.relu(_layer_norm(t["layers_4"], _dense(t["layers_3"], x)))
@@ -121,14 +128,14 @@ def head(theta: dict, h: jax.Array) -> jax.Array:
 # ----- inputs -----
 
 def update_momenta(momenta: jax.Array, grad: jax.Array) -> jax.Array:
-    """OPEN's momenta at its timescales: momenta [..., len(DECAYS)], grad [...] -> [..., len(DECAYS)]."""
-    decays = jnp.asarray(DECAYS, grad.dtype)
-    return decays * momenta + (1.0 - decays) * grad[..., None]
+    """OPEN's momenta at its timescales: momenta [len(DECAYS), ...], grad [...] -> [len(DECAYS), ...]."""
+    decays = jnp.asarray(DECAYS, grad.dtype).reshape((-1,) + (1,) * grad.ndim)
+    return decays * momenta + (1.0 - decays) * grad[None]
 
 
 def deterministic_step(out: jax.Array) -> jax.Array:
-    """OPEN's update before its noise: the network's output [..., 3] -> o0 * 1e-3 * exp(1e-3 * o1), [...]."""
-    return out[..., 0] * STEP_MULT * jnp.exp(out[..., 1] * EXP_MULT)
+    """OPEN's update before its noise: the network's output [3, ...] -> o0 * 1e-3 * exp(1e-3 * o1), [...]."""
+    return out[0] * STEP_MULT * jnp.exp(out[1] * EXP_MULT)
 
 
 def dormancy(activation: jax.Array) -> jax.Array:
@@ -139,14 +146,15 @@ def dormancy(activation: jax.Array) -> jax.Array:
 
 def tensor_features(p: jax.Array, g: jax.Array, m: jax.Array, training: jax.Array, layer: float,
                     batch: jax.Array, dorm: jax.Array) -> jax.Array:
-    """One tensor's 19 inputs, [*p.shape, 19] (p, g [*shape]; m [*shape, 6]; dorm broadcastable to p)."""
+    """One tensor's 19 inputs, features first: [19, *p.shape] (p, g [*shape]; m [6, *shape]; dorm broadcastable
+    to p)."""
     log = lambda x: jnp.log(jnp.abs(x) + LOG_EPS)  # noqa: E731
-    varying = jnp.concatenate([p[..., None], jnp.sign(m), log(m), jnp.sign(g)[..., None], log(g)[..., None]], -1)
-    axes = tuple(range(p.ndim))
+    varying = jnp.concatenate([p[None], jnp.sign(m), log(m), jnp.sign(g)[None], log(g)[None]], 0)
+    axes = tuple(range(1, varying.ndim))
     varying = varying * jax.lax.rsqrt(NORM_EPS + jnp.mean(jnp.square(varying), axis=axes, keepdims=True))
     constant = [jnp.broadcast_to(jnp.asarray(v, p.dtype), p.shape) for v in (training, layer, batch)]
     constant.append(jnp.broadcast_to(dorm, p.shape).astype(p.dtype))
-    return jnp.concatenate([varying, jnp.stack(constant, axis=-1)], axis=-1)
+    return jnp.concatenate([varying, jnp.stack(constant, axis=0)], axis=0)
 
 
 def clip_towers(grads: Any, actor_mask: Any, max_norm) -> Any:
@@ -166,8 +174,8 @@ def clip_towers(grads: Any, actor_mask: Any, max_norm) -> Any:
 
 
 class OpenState(NamedTuple):
-    momenta: jax.Array  # [num_params, 6]: every parameter's momenta, in the params' flattening order
-    carry: jax.Array  # [num_params, gru]: every parameter's GRU state
+    momenta: jax.Array  # [6, num_params]: every parameter's momenta, in the params' flattening order
+    carry: jax.Array  # [gru, num_params]: every parameter's GRU state
     adam: Any  # `residual`: the clipped Adam's own state; else optax.EmptyState()
 
 
@@ -175,7 +183,7 @@ def open_update(meta: dict, grads: Any, momenta: jax.Array, carry: jax.Array, pa
                 context: OptimizerContext) -> tuple[Any, jax.Array, jax.Array]:
     """OPEN's update u (to subtract from params; zero mean over all parameters) of already-clipped `grads`.
 
-    Returns (u, a pytree like params; new momenta [P, 6]; new carry [P, gru]).
+    Returns (u, a pytree like params; new momenta [6, P]; new carry [gru, P]).
     """
     g_leaves, treedef = jax.tree.flatten(grads)
     p_leaves = treedef.flatten_up_to(params)
@@ -189,18 +197,18 @@ def open_update(meta: dict, grads: Any, momenta: jax.Array, carry: jax.Array, pa
 
     features = []
     for i, (p, g) in enumerate(zip(p_leaves, g_leaves, strict=True)):
-        m = momenta[offsets[i]:offsets[i + 1]].reshape(p.shape + (len(DECAYS),))
-        p1, g1, m1 = (p, g, m) if p.ndim else (p[None], g[None], m[None])  # OPEN reshapes scalars to [1]
+        m = momenta[:, offsets[i]:offsets[i + 1]].reshape((len(DECAYS),) + p.shape)
+        p1, g1, m1 = (p, g, m) if p.ndim else (p[None], g[None], m[:, None])  # OPEN reshapes scalars to [1]
         x = tensor_features(p1, g1, m1, context.training_proportion, float(layer_leaves[i]),
                             context.batch_proportion, dormancy(act_leaves[i]))
-        features.append(x.reshape(-1, NUM_INPUTS))
-    carry = gru_cell(meta["gru_params"], carry, jnp.concatenate(features, axis=0))
+        features.append(x.reshape(NUM_INPUTS, -1))
+    carry = gru_cell(meta["gru_params"], carry, jnp.concatenate(features, axis=1))
     out = head(meta["params"], carry)
     step = deterministic_step(out)
     actor = jnp.concatenate([jnp.full((n,), float(bool(mk)), g_flat.dtype)
                              for n, mk in zip(sizes, mask_leaves, strict=True)])
     noise = jax.random.normal(context.key, step.shape, step.dtype)
-    u = step + out[:, 2] * actor * noise * STEP_MULT
+    u = step + out[2] * actor * noise * STEP_MULT
     u = u - jnp.mean(u)
     u_leaves = [u[a:b].reshape(p.shape).astype(p.dtype)
                 for p, a, b in zip(p_leaves, offsets[:-1], offsets[1:], strict=True)]
@@ -216,7 +224,7 @@ def open_transformation(meta: dict, gru: int, residual: bool, eps: float, learni
 
     def init(params):
         size = sum(x.size for x in jax.tree.leaves(params))
-        return OpenState(jnp.zeros((size, len(DECAYS)), jnp.float32), jnp.zeros((size, gru), jnp.float32),
+        return OpenState(jnp.zeros((len(DECAYS), size), jnp.float32), jnp.zeros((gru, size), jnp.float32),
                          adam.init(params) if adam is not None else optax.EmptyState())
 
     def update(grads, state: OpenState, params=None, *, context: OptimizerContext | None = None, **extra):

@@ -66,8 +66,8 @@ def test_the_surface_is_the_optimisers_own_update():
         grads = {n: scale * jax.random.normal(jax.random.fold_in(k[4], i), s)
                  for i, (n, s) in enumerate(shapes.items())}
         size = sum(int(np.prod(s)) for s in shapes.values())
-        momenta = scale * jax.random.normal(k[5], (size, len(O.DECAYS)))
-        carry = jnp.tanh(jax.random.normal(k[6], (size, 8)))
+        momenta = scale * jax.random.normal(k[5], (len(O.DECAYS), size))  # the optimiser's layout: features first
+        carry = jnp.tanh(jax.random.normal(k[6], (8, size)))
         acts = {n: jnp.abs(jax.random.normal(jax.random.fold_in(k[7], i), (7,))) for i, n in enumerate(shapes)}
         training, batch = jax.random.uniform(k[8], (2,))
         layers = LAYERS[seed % len(LAYERS)]
@@ -77,9 +77,9 @@ def test_the_surface_is_the_optimisers_own_update():
         offset, expected = 0, {}
         for (name, shape), layer in zip(shapes.items(), layers, strict=True):
             n = int(np.prod(shape))
-            m = momenta[offset:offset + n].reshape(shape + (len(O.DECAYS),))
+            m = momenta[:, offset:offset + n].reshape((len(O.DECAYS),) + shape)
             x = F.surface_features(params[name], grads[name], m, training, layer, batch, O.dormancy(acts[name]))
-            s = F.open_surface(meta, x, carry[offset:offset + n].reshape(shape + (8,)))
+            s = F.open_surface(meta, x, carry[:, offset:offset + n].reshape((8,) + shape))
             actor = 1.0 if name == "a" else 0.0
             expected[name] = s.step + actor * s.noise_scale * noise[offset:offset + n].reshape(shape)
             offset += n
@@ -96,7 +96,7 @@ def test_one_momentum_fills_every_timescale():
         k = jax.random.split(jax.random.fold_in(key, seed), 3)
         g, m = 1e-3 * jax.random.normal(k[0], (4, 6)), 1e-3 * jax.random.normal(k[1], (4, 6))
         p = jax.random.normal(k[2], (4, 6))
-        full = jnp.broadcast_to(m[..., None], m.shape + (len(O.DECAYS),))
+        full = jnp.broadcast_to(m[None], (len(O.DECAYS),) + m.shape)
         np.testing.assert_array_equal(F.surface_features(p, g, m, 0.3, 0.5, 0.0, 1.0),
                                       F.surface_features(p, g, full, 0.3, 0.5, 0.0, 1.0))
 

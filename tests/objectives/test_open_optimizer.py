@@ -150,8 +150,17 @@ def test_gru_and_mlp_equal_flax_for_random_meta(seed):
     x = jax.random.normal(k[3], (40, O.NUM_INPUTS)) * 3
     h = jnp.tanh(jax.random.normal(k[2], (40, 8)))
     h_flax, out = cell.apply(meta["gru_params"], h, x)
-    np.testing.assert_allclose(O.gru_cell(meta["gru_params"], h, x), h_flax, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(O.head(meta["params"], h_flax), mlp.apply(meta["params"], out), rtol=1e-5, atol=1e-5)
+    # metadisco's network runs features first ([19, P]); flax's rows are its transpose. The contraction sums in
+    # another order, and pre-activations reach ~1e2 here (meta scale up to 3, inputs x 3): float32 rounding ~1e-5.
+    np.testing.assert_allclose(O.gru_cell(meta["gru_params"], h.T, x.T), h_flax.T, rtol=1e-5, atol=1e-5)
+    # The LayerNorms' means are contractions here (flax: reductions), and outputs reach ~1e2 at these scales:
+    # rounding relative to the largest output.
+    expected = mlp.apply(meta["params"], out).T
+    tolerance = {"rtol": 1e-5, "atol": 1e-5 * float(np.abs(expected).max())}
+    np.testing.assert_allclose(O.head(meta["params"], h_flax.T), expected, **tolerance)
+    # and on more than one trailing axis (the figures' grids): the same numbers
+    grid = O.head(meta["params"], O.gru_cell(meta["gru_params"], h.T.reshape(8, 5, 8), x.T.reshape(-1, 5, 8)))
+    np.testing.assert_allclose(grid.reshape(3, 40), expected, **tolerance)
 
 
 def test_features_are_opens():
@@ -161,16 +170,19 @@ def test_features_are_opens():
     for seed in SEEDS:
         k = jax.random.split(jax.random.fold_in(key, seed), 3)
         p, g = jax.random.normal(k[0], (7, 5)), 1e-3 * jax.random.normal(k[1], (7, 5))
-        m = jax.random.normal(k[2], (7, 5, 6))
+        m = jax.random.normal(k[2], (6, 7, 5))
         dorm = jnp.arange(5.0)
         x = O.tensor_features(p, g, m, 0.25, 0.5, 1.0, dorm)
-        assert x.shape == (7, 5, 19)
-        np.testing.assert_allclose(jnp.mean(jnp.square(x[..., :15]), axis=(0, 1)), 1.0, rtol=1e-3)
-        np.testing.assert_allclose(x[..., 15:18], np.broadcast_to([0.25, 0.5, 1.0], (7, 5, 3)))
-        np.testing.assert_array_equal(x[..., 18], np.broadcast_to(dorm, (7, 5)))
+        assert x.shape == (19, 7, 5)
+        np.testing.assert_allclose(jnp.mean(jnp.square(x[:15]), axis=(1, 2)), 1.0, rtol=1e-3)
+        np.testing.assert_allclose(x[15:18], np.broadcast_to(np.reshape([0.25, 0.5, 1.0], (3, 1, 1)), (3, 7, 5)))
+        np.testing.assert_array_equal(x[18], np.broadcast_to(dorm, (7, 5)))
         # sign and log-magnitude of the gradient, before normalising, are features 13 and 14
         raw = jnp.sign(g)
-        np.testing.assert_allclose(x[..., 13] / jnp.sqrt(jnp.mean(x[..., 13] ** 2)), raw / jnp.sqrt(jnp.mean(raw ** 2)),
+        np.testing.assert_allclose(x[13] / jnp.sqrt(jnp.mean(x[13] ** 2)), raw / jnp.sqrt(jnp.mean(raw ** 2)),
+                                   rtol=1e-5)
+        raw = jnp.log(jnp.abs(m[2]) + O.LOG_EPS)  # the third timescale's log-magnitude is feature 9
+        np.testing.assert_allclose(x[9] / jnp.sqrt(jnp.mean(x[9] ** 2)), raw / jnp.sqrt(jnp.mean(raw ** 2)),
                                    rtol=1e-5)
 
 
@@ -451,7 +463,7 @@ def test_update_equals_opens_own_code():
         params = jax.tree.map(jnp.subtract, params, u)
     last_u = from_open_layout(record, f"update{steps - 1}")
     residual = jax.tree.map(jnp.subtract, from_open_layout(record, "noisy_update"), last_u)
-    o2 = O.head(meta["params"], state.carry)[:, 2]  # the carry after the last step, in the params' leaf order
+    o2 = O.head(meta["params"], state.carry)[2]  # the carry after the last step, in the params' leaf order
     r, actor = flat(residual), flat(jax.tree.map(lambda m, x: jnp.full(x.shape, m), mask, residual)) > 0
     np.testing.assert_allclose(r[~actor], r[~actor][0], atol=1e-7)  # the critic: only the mean's shift
     z = (r[actor] - r[~actor][0]) / (np.asarray(o2)[actor] * O.STEP_MULT)
