@@ -317,7 +317,7 @@ def scale_by_optimizer():
 
 # OPEN's functions are exported as their own source (`inspect.getsource`), so the export runs the very code the
 # piece runs, in the order it is defined here.
-_OPEN_FUNCTIONS = ("meta_shapes", "_is_shape", "_dense", "gru_cell", "_layer_norm", "head", "update_momenta",
+_OPEN_FUNCTIONS = ("meta_shapes", "_is_shape", "_column", "_dense", "gru_cell", "_layer_norm", "head", "update_momenta",
                    "deterministic_step", "dormancy", "tensor_features", "clip_towers", "OpenState", "open_update",
                    "open_transformation")
 _OPEN_CONSTANTS = ("DECAYS", "NUM_INPUTS", "STEP_MULT", "EXP_MULT", "LOG_EPS", "NORM_EPS", "LAYER_NORM_EPS",
