@@ -289,7 +289,7 @@ def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_d
     if objective.optimizer.name == "open":
         from metadisco.analysis.open_figures import open_plots
 
-        paths.extend(open_plots(meta["optimizer"], label, out))
+        paths.extend(open_plots(meta["optimizer"], label, out, objective.optimizer.residual))
     elif not objective.optimizer.needs_context:  # optimizer_updates steps it without a trainer's context
         paths.append(optimizer_plot(objective, meta, label, out))
     if objective.trace is not None:

@@ -19,7 +19,8 @@ a two-hidden-layer tower), batch proportion 0 (first epoch), dormancy 1 (a unit 
 state that its inputs settle it to when held (`SETTLE_STEPS` steps from 0). Shown is OPEN's per-parameter step
 o0 * 1e-3 * exp(1e-3 * o1), before the update's zero-mean shift (one constant over every parameter of the agent);
 the optimiser subtracts it (p <- p - u), so a positive value moves the parameter down, as gradient descent does
-for a positive gradient. With `residual: true` this is the term subtracted from Adam's update.
+for a positive gradient. With `residual: true` this is the term subtracted from Adam's update, and the figures say
+so: a residual objective at its start (zero meta-parameters) draws a flat surface, not a rule that does nothing.
 `open_surface` is that computation; tests check it equals the optimiser's own update for the same inputs.
 """
 
@@ -101,6 +102,11 @@ def _typical_text(settle: int = SETTLE_STEPS) -> str:
             f"dormancy {t['dormancy']:g}, GRU state settled over {settle} steps; the (g, m) grid is one tensor")
 
 
+def _shown(residual: bool) -> str:
+    """What the figures draw: OPEN's whole update, or (`residual: true`) the residual it subtracts from Adam's."""
+    return "OPEN's residual (subtracted from Adam's update)" if residual else "OPEN's update"
+
+
 def _signed_log_axis(ax, axis: str, values: np.ndarray) -> None:
     """Grid points placed at their index (evenly, as the signed log grid is), labelled by value at every decade."""
     exponents = np.log10(np.abs(values))
@@ -110,7 +116,7 @@ def _signed_log_axis(ax, axis: str, values: np.ndarray) -> None:
                                                       **({"rotation": 60} if axis == "x" else {}))
 
 
-def update_plot(meta: dict, label: str, out: Path) -> Path:
+def update_plot(meta: dict, label: str, out: Path, residual: bool = False) -> Path:
     grads = momenta = grid_values()
     values = [np.asarray(update_grid(meta, grads, momenta, t).step) for t in TRAINING_PROPORTIONS]
     top = max(float(np.max(np.abs(v))) for v in values) or 1e-12
@@ -134,15 +140,16 @@ def update_plot(meta: dict, label: str, out: Path) -> Path:
         slices.set_xlabel("gradient g (signed log grid)")
         slices.set_ylabel("update u (subtracted from the parameter)")
         slices.legend(fontsize=7)
-    fig.colorbar(mesh, ax=list(axes[0]), label="update u = o0 1e-3 exp(1e-3 o1) (shared scale)")
-    fig.suptitle(f"OPEN's update in {label} against gradient and momentum, at training proportions "
+    fig.colorbar(mesh, ax=list(axes[0]), label=f"{'residual' if residual else 'update'} u = o0 1e-3 exp(1e-3 o1) "
+                                                "(shared scale)")
+    fig.suptitle(f"{_shown(residual)} in {label} against gradient and momentum, at training proportions "
                  f"{', '.join(f'{t:g}' for t in TRAINING_PROPORTIONS)}\n(held: {_typical_text()};\nbefore the "
                  "zero-mean shift over the agent's parameters, which removes any common offset; noise not shown)",
                  fontsize=9)
     return save_figure(fig, out / "open_update.png", DPI)
 
 
-def noise_plot(meta: dict, label: str, out: Path, points: int = 41) -> Path:
+def noise_plot(meta: dict, label: str, out: Path, points: int = 41, residual: bool = False) -> Path:
     """The learned noise scale |o2| 1e-3 and the step |u| over training proportion: median and 10-90% band over
     the (g, m) grid's entries."""
     grads = momenta = grid_values(per_side=8)
@@ -159,7 +166,8 @@ def noise_plot(meta: dict, label: str, out: Path, points: int = 41) -> Path:
     ax.set_xlabel("training proportion n / (N - 1)")
     ax.set_ylabel("magnitude (parameter units)")
     ax.legend(fontsize=7)
-    fig.suptitle(f"OPEN's learned noise in {label} over training, over a (g, m) grid of +-1e-6..1e-1\n"
+    added = " (added to Adam's update)" if residual else ""
+    fig.suptitle(f"OPEN's learned noise{added} in {label} over training, over a (g, m) grid of +-1e-6..1e-1\n"
                  f"(held: {_typical_text()})", fontsize=9)
     return save_figure(fig, out / "open_noise.png", DPI)
 
@@ -188,6 +196,7 @@ def dormancy_plot(result: dict, label: str, env_id: str, out: Path) -> Path:
     return save_figure(fig, out / "dormancy.png", DPI)
 
 
-def open_plots(meta: Any, label: str, out: Path) -> list[Path]:
-    """The figures that need no training: the update surface and the learned noise."""
-    return [update_plot(meta, label, out), noise_plot(meta, label, out)]
+def open_plots(meta: Any, label: str, out: Path, residual: bool = False) -> list[Path]:
+    """The figures that need no training: the update surface and the learned noise (`residual`: the optimiser's
+    `residual` setting, which changes what the surface means)."""
+    return [update_plot(meta, label, out, residual), noise_plot(meta, label, out, residual=residual)]

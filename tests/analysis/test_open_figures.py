@@ -232,3 +232,27 @@ def test_plot_env_bad_input(tmp_path, capsys, argv, message):
 def test_plot_env_refuses_a_td_objective(tmp_path, capsys):
     assert main(["plot", "pqn", "--out", str(tmp_path / "x"), "--env", "CartPole-v1"]) == 2
     assert "PPO trainer" in capsys.readouterr().err
+
+
+def test_a_residual_objectives_figures_say_they_draw_the_residual(tmp_path, monkeypatch):
+    """With `residual: true` the surface is the term subtracted from Adam's update (at the ES's start: zero, a flat
+    surface, while the optimiser is Adam): `plot` titles its figures so, and an OPEN-as-published file's not."""
+    titles = {}
+
+    def kept(fig, path, dpi):
+        titles[(path.parent.name, path.name)] = fig.get_suptitle() + " " + " ".join(
+            ax.get_ylabel() for ax in fig.axes)
+        return path
+
+    monkeypatch.setattr(F, "save_figure", kept)
+    for name, residual in (("residual", True), ("published", False)):
+        objective = Objective(optimizer=OPTIMIZERS.make("open", residual=residual))
+        meta = objective.zero_meta()
+        meta["optimizer"] = random_meta(jax.random.PRNGKey(4), 0.5)
+        save_objective(tmp_path / f"{name}.msgpack", objective, meta)
+        assert main(["plot", str(tmp_path / f"{name}.msgpack"), "--out", str(tmp_path / name)]) == 0
+    for figure in ("open_update.png", "open_noise.png"):
+        assert "subtracted from Adam's update" in titles[("residual", figure)] or \
+            "added to Adam's update" in titles[("residual", figure)]
+        assert "Adam" not in titles[("published", figure)]
+    assert "residual u" in titles[("residual", "open_update.png")]

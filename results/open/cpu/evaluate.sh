@@ -14,4 +14,7 @@ metadisco evaluate "open=$OUT/open_breakout_cpu.msgpack" --baselines ppo \
   --envs Breakout-MinAtar@156250,Breakout-MinAtar@625000,SpaceInvaders-MinAtar@625000 --seeds 16 --seed 1000 \
   --tune lr=2.5e-3,5e-3,1e-2 --eval-episodes 16 --no-progress --resume --out "$OUT/eval" 2>&1 \
   | tee "$OUT/eval.txt"
-metadisco plot "$OUT/open_breakout_cpu.msgpack" --out "$OUT/figures"
+# Item 4's figures: the update surface and the learned noise, and (--env: it trains 4 seeds each, the same keys) the
+# dormant-unit fraction per update against Adam's on the training task. --env was added in session 28, after the
+# judging above was declared and before it ran; it changes no judged number.
+metadisco plot "$OUT/open_breakout_cpu.msgpack" --env Breakout-MinAtar --timesteps 156250 --no-progress --out "$OUT/figures"
