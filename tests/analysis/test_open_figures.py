@@ -182,9 +182,22 @@ def env_plot(open_file, dormancy_result, tmp_path_factory):
     out = tmp_path_factory.mktemp("plot") / "fig"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(dormancy, "dormancy_runs", recorded)
+        patch.setattr(F, "save_figure", _titled(F.save_figure, TITLES["published"]))
         assert main(["plot", str(open_file[0]), "--out", str(out), "--env", "CartPole-v1",
                      "--timesteps", str(TIMESTEPS), "--seeds", "2"]) == 0
     return out, calls
+
+
+TITLES = {"published": {}, "residual": {}}  # figure name -> its title and axis labels, as `plot` drew them
+
+
+def _titled(save, titles: dict):
+    """`save_figure` that also keeps each figure's title and axis labels in `titles` (a colorbar's label is its
+    axes' ylabel)."""
+    def saved(fig, path, dpi):
+        titles[path.name] = " ".join([fig.get_suptitle(), *(ax.get_ylabel() for ax in fig.axes)])
+        return save(fig, path, dpi)
+    return saved
 
 
 def test_plot_draws_opens_figures_for_a_random_objective(env_plot):
@@ -234,25 +247,19 @@ def test_plot_env_refuses_a_td_objective(tmp_path, capsys):
     assert "PPO trainer" in capsys.readouterr().err
 
 
-def test_a_residual_objectives_figures_say_they_draw_the_residual(tmp_path, monkeypatch):
+
+def test_a_residual_objectives_figures_say_they_draw_the_residual(env_plot, tmp_path, monkeypatch):
     """With `residual: true` the surface is the term subtracted from Adam's update (at the ES's start: zero, a flat
     surface, while the optimiser is Adam): `plot` titles its figures so, and an OPEN-as-published file's not."""
-    titles = {}
-
-    def kept(fig, path, dpi):
-        titles[(path.parent.name, path.name)] = fig.get_suptitle() + " " + " ".join(
-            ax.get_ylabel() for ax in fig.axes)
-        return path
-
-    monkeypatch.setattr(F, "save_figure", kept)
-    for name, residual in (("residual", True), ("published", False)):
-        objective = Objective(optimizer=OPTIMIZERS.make("open", residual=residual))
-        meta = objective.zero_meta()
-        meta["optimizer"] = random_meta(jax.random.PRNGKey(4), 0.5)
-        save_objective(tmp_path / f"{name}.msgpack", objective, meta)
-        assert main(["plot", str(tmp_path / f"{name}.msgpack"), "--out", str(tmp_path / name)]) == 0
+    objective = Objective(optimizer=OPTIMIZERS.make("open", residual=True))
+    meta = objective.zero_meta()
+    meta["optimizer"] = random_meta(jax.random.PRNGKey(4), 0.5)
+    save_objective(tmp_path / "residual.msgpack", objective, meta)
+    monkeypatch.setattr(F, "save_figure", _titled(lambda fig, path, dpi: path, TITLES["residual"]))
+    assert main(["plot", str(tmp_path / "residual.msgpack"), "--out", str(tmp_path / "fig")]) == 0
+    residual, published = TITLES["residual"], TITLES["published"]
+    assert "subtracted from Adam's update" in residual["open_update.png"] and "residual u" in residual[
+        "open_update.png"]
+    assert "added to Adam's update" in residual["open_noise.png"]
     for figure in ("open_update.png", "open_noise.png"):
-        assert "subtracted from Adam's update" in titles[("residual", figure)] or \
-            "added to Adam's update" in titles[("residual", figure)]
-        assert "Adam" not in titles[("published", figure)]
-    assert "residual u" in titles[("residual", "open_update.png")]
+        assert "Adam" not in published[figure] and "residual" not in published[figure]
