@@ -15,8 +15,8 @@
     trace.png                       a TD objective's (PQN's) lambda against training progress, after a greedy
                                     and after an exploratory action, beside Peng's (PQN) and Watkins's; a TD
                                     objective has no policy, so it gets no drift figures
-    population_curve.png            for a run directory: fitness_mean / fitness_max per generation
-                                    (`metadisco.figures.meta_curve`)
+    population_curve.png            for a run directory: the population's fitness per generation and the ES
+                                    mean's on fresh seeds (`metadisco.figures.meta_curve`)
 """
 
 from __future__ import annotations
@@ -301,10 +301,10 @@ def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_d
         result = dormancy_runs(objective, meta, **dormancy)
         paths.append(dormancy_plot(result, label, dormancy["env_id"], out))
     if run_dir is not None:
-        from metadisco.figures.meta_curve import POPULATION_CURVE, population_curve
+        from metadisco.figures.meta_curve import POPULATION_CURVE, meta_curve
         from metadisco.runs.rundir import RunDir
 
         runs = RunDir(run_dir, writer=False)
         if runs.has_metrics():
-            paths.append(population_curve(runs.read_metrics(), Path(run_dir).name, out / POPULATION_CURVE))
+            paths.append(meta_curve(runs.read_metrics(), None, out / POPULATION_CURVE, title=Path(run_dir).name))
     return paths

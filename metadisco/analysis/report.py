@@ -2,13 +2,16 @@
 objective's figures, the evaluation table if one exists and the distilled forms.
 
 Figures are drawn into RUN_DIR/figures/ when missing; with no distilled.json anywhere under RUN_DIR, a
-parametric distillation (seconds, no training) is run into RUN_DIR/distil/.
+parametric distillation (seconds, no training) is run into RUN_DIR/distil/, unless the drift has no
+meta-parameters (it was not learned, as in a run that learns only the optimiser).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import jax
 
 from metadisco.analysis.inputs import resolve_input
 from metadisco.core.errors import UserError
@@ -51,7 +54,7 @@ def _num(value) -> str:
 def write_report(run_dir: Path) -> Path:
     from metadisco.analysis.distil import distil, grid_target, write_distilled
     from metadisco.analysis.objective_figures import plot_objective
-    from metadisco.figures.meta_curve import POPULATION_CURVE
+    from metadisco.figures.meta_curve import POPULATION_CURVE, mean_curve
     from metadisco.runs.rundir import RunDir
 
     run_dir = Path(run_dir)
@@ -65,8 +68,13 @@ def write_report(run_dir: Path) -> Path:
         rows = RunDir(run_dir, writer=False).read_metrics()
         last = rows[-1]
         lines += ["## Meta-training", "", f"{len(rows)} generations; last: fitness_mean "
-                  f"{_num(last.get('fitness_mean'))}, fitness_max {_num(last.get('fitness_max'))}.", "",
-                  f"![meta-training curve]({_rel(curve, run_dir)})", ""]
+                  f"{_num(last.get('fitness_mean'))}, fitness_max {_num(last.get('fitness_max'))}.", ""]
+        done, scores = mean_curve(rows)
+        if done:
+            lines += [f"The ES mean on fresh seeds (the point meta-training keeps): {_num(scores[-1])} after "
+                      f"{done[-1]} generations" + (f" ({_num(scores[0])} at the start)." if done[0] == 0 and
+                                                   len(done) > 1 else "."), ""]
+        lines += [f"![meta-training curve]({_rel(curve, run_dir)})", ""]
     lines += ["## Objective figures", ""]
     for path in paths:
         lines += [f"### {path.stem.replace('_', ' ')}", "", f"![{path.stem}]({_rel(path, run_dir)})", ""]
@@ -77,11 +85,17 @@ def write_report(run_dir: Path) -> Path:
         for file in evals:
             lines += [f"From `{_rel(file, run_dir)}`:", "", file.read_text().strip(), ""]
     distilled = sorted(run_dir.rglob("distilled.json"))
-    if not distilled:
-        result = distil(grid_target(objective, meta), "parametric")
-        write_distilled(run_dir / "distil", objective, meta, result, str(run_objective_file(run_dir)))
-        distilled = [run_dir / "distil" / "distilled.json"]
-    lines += _distilled_section(distilled, run_dir)
+    if not distilled and not jax.tree.leaves(meta["drift"]):
+        # A drift with no meta-parameters (PPO's in an optimiser-only run) was not learned: a fit would only
+        # restate its closed form.
+        lines += ["## Distilled forms", "", f"The drift ({objective.drift.name}) has no meta-parameters: it was not "
+                  "learned, so there is nothing to distil.", ""]
+    else:
+        if not distilled:
+            result = distil(grid_target(objective, meta), "parametric")
+            write_distilled(run_dir / "distil", objective, meta, result, str(run_objective_file(run_dir)))
+            distilled = [run_dir / "distil" / "distilled.json"]
+        lines += _distilled_section(distilled, run_dir)
     out = run_dir / "report.md"
     atomic_write_text(out, "\n".join(lines).rstrip() + "\n")
     return out

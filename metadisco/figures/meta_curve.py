@@ -2,8 +2,8 @@
 
     meta_curve.png         the population's fitness (mean, min-max band) per generation and the ES mean's on
                            fresh seeds; drawn into the run directory at the end of `meta-train`
-    population_curve.png   fitness_mean / fitness_max per generation; drawn by `plot RUN_DIR` beside the
-                           objective's figures
+    population_curve.png   the same figure, titled with the run's name, drawn by `plot RUN_DIR` (and so by
+                           `report`) beside the objective's figures, also while the run goes on
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import numpy as np
 from metadisco.figures import pyplot, save_figure
 
 POPULATION_CURVE = "population_curve.png"
-
 
 
 def mean_curve(lines: list[dict]) -> tuple[list[int], list[float]]:
@@ -30,7 +29,8 @@ def mean_curve(lines: list[dict]) -> tuple[list[int], list[float]]:
             y.append(line["fitness_of_mean"])
     return x, y
 
-def meta_curve(lines: list[dict], fitness_name: str, path: str | Path) -> Path:
+
+def meta_curve(lines: list[dict], fitness_name: str | None, path: str | Path, title: str | None = None) -> Path:
     """The population's fitness per generation and the ES mean's on fresh seeds, into `path`."""
     plt = pyplot()
 
@@ -45,23 +45,11 @@ def meta_curve(lines: list[dict], fitness_name: str, path: str | Path) -> Path:
     if mx:
         ax.plot(mx, my, "o-", color="black", label="ES mean, fresh seeds")
     ax.set_xlabel("generations")
-    ax.set_ylabel(f"fitness ({fitness_name})")
+    ax.set_ylabel(f"fitness ({fitness_name})" if fitness_name else "fitness")
+    if title:
+        ax.set_title(f"meta-training: {title}", fontsize=10)
     ax.legend(loc="best")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return save_figure(fig, path, dpi=100, tight=False)
 
-
-def population_curve(lines: list[dict], title: str, path: str | Path) -> Path:
-    """fitness_mean and fitness_max of the population per generation, into `path`."""
-    plt = pyplot()
-    gen = [row.get("generation", i) for i, row in enumerate(lines)]
-    fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
-    for key, style in (("fitness_mean", "-"), ("fitness_max", "--")):
-        values = [np.nan if row.get(key) is None else row[key] for row in lines]
-        ax.plot(gen, values, style, marker="o" if len(lines) < 30 else None, ms=3, label=key)
-    ax.set_xlabel("generation")
-    ax.set_ylabel("fitness (population)")
-    ax.set_title(f"meta-training: {title}", fontsize=10)
-    ax.legend(fontsize=8)
-    return save_figure(fig, path, dpi=110)

@@ -85,10 +85,17 @@ def learned_run(tmp_path_factory):
     objective = Objective(drift=DRIFTS.make("talpo", hidden=16), value_loss=VALUE_LOSSES.make("learned"),
                           optimizer=OPTIMIZERS.make("learned"))
     save_objective(run / "objective.msgpack", objective, _random_meta(objective, 0))
-    rows = [{"generation": g, "fitness_mean": 10.0 + 5 * g, "fitness_max": 20.0 + 6 * g, "seconds": 1.0}
-            for g in range(3)]
-    (run / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (run / "metrics.jsonl").write_text(_metrics_lines())
     return run
+
+
+def _metrics_lines() -> str:
+    """Three generations, the ES mean scored on fresh seeds at the start and after the second."""
+    rows = [{"generation": g, "fitness_mean": 10.0 + 5 * g, "fitness_max": 20.0 + 6 * g, "fitness_min": 5.0 + g,
+             "seconds": 1.0} for g in range(3)]
+    rows[0]["fitness_of_initial_mean"] = 12.5
+    rows[1]["fitness_of_mean"] = 31.25
+    return "".join(json.dumps(row) + "\n" for row in rows)
 
 
 def _assert_png(path):
@@ -121,9 +128,24 @@ def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
         _assert_png(path)
     report = (learned_run / "report.md").read_text()
     assert "![meta-training curve](figures/population_curve.png)" in report
+    assert "The ES mean on fresh seeds (the point meta-training keeps): 31.25 after 2 generations (12.5 at the " \
+        "start)." in report
     assert "figures/drift_progress.png" in report and "| CartPole-v1 | x | 1 |" in report
     assert report.index("From `eval/eval.md`") < report.index("From `a_check/eval.md`")
     assert "## Distilled forms" in report and (learned_run / "distil" / "distilled.msgpack").is_file()
+
+
+def test_report_of_a_run_that_learns_only_the_optimiser_distils_nothing(tmp_path):
+    """PPO's drift in an optimiser-only run was not learned: the report says so instead of fitting its closed
+    form, and draws the rest."""
+    objective = Objective(optimizer=OPTIMIZERS.make("learned"))
+    save_objective(tmp_path / "objective.msgpack", objective, _random_meta(objective, 2))
+    (tmp_path / "metrics.jsonl").write_text(_metrics_lines())
+    assert main(["report", str(tmp_path)]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "The drift (ppo) has no meta-parameters: it was not learned, so there is nothing to distil." in report
+    assert not (tmp_path / "distil").exists() and "| file | method |" not in report
+    assert "figures/optimizer.png" in report and "31.25 after 2 generations" in report
 
 
 def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
