@@ -71,9 +71,9 @@ def write_report(run_dir: Path) -> Path:
                   f"{_num(last.get('fitness_mean'))}, fitness_max {_num(last.get('fitness_max'))}.", ""]
         done, scores = mean_curve(rows)
         if done:
+            start = f" ({_num(scores[0])} at the start)" if done[0] == 0 and len(done) > 1 else ""
             lines += [f"The ES mean on fresh seeds (the point meta-training keeps): {_num(scores[-1])} after "
-                      f"{done[-1]} generations" + (f" ({_num(scores[0])} at the start)." if done[0] == 0 and
-                                                   len(done) > 1 else "."), ""]
+                      f"{done[-1]} generations{start}.", ""]
         lines += [f"![meta-training curve]({_rel(curve, run_dir)})", ""]
     lines += ["## Objective figures", ""]
     for path in paths:
