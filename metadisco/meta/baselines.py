@@ -11,7 +11,9 @@
 A checkpoint stores `Baselines.cached()` (the normalisers or the scales), so a resumed run trains against
 exactly the figures the uninterrupted run used. Across runs, every measured figure goes through the baseline
 cache (`metadisco.runs.baseline_cache`, on from the command line): a second run with the same settings reads PPO's
-scores back instead of training PPO, bit for bit what it would have measured.
+scores back instead of training PPO, bit for bit what it would have measured. That includes PPO's control on the
+fresh seeds the ES mean is scored on (`MetaProblem.control_score`, keyed by `ppo_settings`), which a resumed run
+would otherwise train again at its first scoring.
 """
 
 from __future__ import annotations
@@ -71,6 +73,15 @@ def measure_random(problem) -> dict[str, float]:
     return out
 
 
+def ppo_settings(problem, task, keys: np.ndarray, rows: int) -> dict:
+    """What determines PPO's (the control's) mean return on `task` over the seed rows `keys` in a call of `rows`
+    rows of `problem`'s program: the baseline cache's key for it."""
+    return {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
+            "fitness": problem.config.fitness, "objective": problem.config.objective.to_spec(),
+            "hyper": problem.hyper.to_plain(), "rows": rows, "devices": problem.devices,
+            "keys": baseline_cache.digest(keys)}
+
+
 def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
                    say: Callable[[str], None] = _say_nothing) -> dict[str, float]:
     """Per training task (env and length): `ppo_gap(PPO, random)`, PPO trained on every row of the
@@ -88,11 +99,7 @@ def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
             population = paired.pairs(problem.control, problem.control, 0, problem.devices, rows)[0]
             return paired.run_mean(problem.train_rows(task, hosts.to_global(population, problem.mesh), keys))
 
-        settings = {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
-                    "fitness": problem.config.fitness, "objective": problem.config.objective.to_spec(),
-                    "hyper": problem.hyper.to_plain(), "rows": rows, "devices": problem.devices,
-                    "keys": baseline_cache.digest(keys)}
-        ppo = baseline_cache.cached("ppo_reference", settings, measure,
+        ppo = baseline_cache.cached("ppo_reference", ppo_settings(problem, task, keys, rows), measure,
                                     baseline_cache.cacheable(task.cfg.env, problem.config.objective),
                                     lambda path, name=task.name: say(f"PPO's reference score on {name}: from the "
                                                                      f"baseline cache ({path.name})"))

@@ -41,10 +41,12 @@ from metadisco.core.errors import UserError
 from metadisco.core.stats import seed_mean
 from metadisco.envs import ONE_DEVICE_WHY, runs_on_one_device
 from metadisco.meta import paired
+from metadisco.meta.baselines import ppo_settings
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import mean_task_ranks, ppo_gap
 from metadisco.meta.tasks import Task, build_tasks, sample_tasks
 from metadisco.parallel import hosts
+from metadisco.runs import baseline_cache
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 VALIDATION_STREAM = 0x7FFFFFFC
@@ -305,10 +307,14 @@ class MetaProblem:
     def control_score(self, task: Task, keys: np.ndarray, rows: int) -> float:
         """PPO's mean return on `task` over the seed rows `keys` [p, S, 2], trained in a call of `rows` rows:
         measured on the first request and kept for the run (fresh and validation keys are the same at every
-        evaluation, and the control never changes)."""
+        evaluation, and the control never changes), and through the baseline cache, so that a resumed or
+        repeated run reads it back instead of training PPO again."""
         memo_key = (task.name, np.asarray(keys).tobytes(), rows)
         if memo_key not in self._control_scores:
-            self._control_scores[memo_key] = paired.run_mean(self._point_returns(self.control, task, keys, rows))
+            self._control_scores[memo_key] = baseline_cache.cached(
+                "ppo_control", ppo_settings(self, task, keys, rows),
+                lambda: paired.run_mean(self._point_returns(self.control, task, keys, rows)),
+                baseline_cache.cacheable(task.cfg.env, self.config.objective))
         return self._control_scores[memo_key]
 
     def mean_rows(self) -> int:

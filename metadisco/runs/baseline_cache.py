@@ -2,11 +2,11 @@
 `meta-train`, `probe` and `evaluate`.
 
 Before its first generation a meta-training run trains PPO (the objective's baseline) on reference seeds of
-every task and rolls out a random policy on every env; the probe and `evaluate` roll the random policy out
-again. These figures are pure functions of their settings, so a second run with the same settings reads them
-back instead of training. Each figure is one small JSON file under the user's cache folder
-($XDG_CACHE_HOME/metadisco/baselines, else ~/.cache/metadisco/baselines, beside the compilation cache;
-METADISCO_BASELINE_CACHE_DIR wins when set), named
+every task and rolls out a random policy on every env, and at its first scoring of the ES mean it trains PPO's
+control on the same fresh seeds; the probe and `evaluate` roll the random policy out again. These figures are
+pure functions of their settings, so a second run with the same settings reads them back instead of training.
+Each figure is one small JSON file under the user's cache folder ($XDG_CACHE_HOME/metadisco/baselines, else
+~/.cache/metadisco/baselines, beside the compilation cache; METADISCO_BASELINE_CACHE_DIR wins when set), named
 by a SHA-256 of everything that determines it: the caller's settings (env id, training length, the whole
 trainer config with its traced hyperparameters, seed keys, rows, device count, objective spec), the JAX backend
 and device kind, the versions of the numerical packages, and `code_version()`: the package version and a hash
