@@ -17,5 +17,5 @@ OUT=results/open
 TMP=$(mktemp -d)
 metadisco import --format open "$OPEN_SRC/pretrained/asterix_OPEN.npy" --out "$TMP/open_asterix.msgpack"
 metadisco train --env Asterix-MinAtar --timesteps 500000 --objective "$TMP/open_asterix.msgpack" --seeds 16 \
-  --set eval_episodes=16 --no-progress --out "$TMP/train" | tee "$OUT/metadisco_asterix_open.log"
+  --set eval_episodes=16 --no-progress --out "$TMP/train" 2>&1 | tee "$OUT/metadisco_asterix_open.log"
 cp "$TMP/train/summary.json" "$OUT/metadisco_asterix_open.json"
