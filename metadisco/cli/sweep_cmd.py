@@ -38,9 +38,13 @@ def run(args) -> int:
         raise UserError("give --out DIR, or --dry-run to plan the sweep without one")
     out = common.output_dir(args.out)
     used = devices.select(args.devices)
+    per_call = min(cfg.chunk or len(points), len(points))
+    calls = -(-len(points) // per_call)
+    split = "one compiled call" if calls == 1 else (
+        f"{calls} compiled calls of {'' if len(points) % per_call == 0 else 'at most '}{per_call} point(s)")
     common.say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
-               f"{config.num_updates} updates of {config.batch_size} steps each, one compiled call over "
-               f"{min(len(used), len(points) * cfg.seeds)} device(s) (compiling first)")
+               f"{config.num_updates} updates of {config.batch_size} steps each, {split} over "
+               f"{min(len(used), per_call * cfg.seeds)} device(s) (compiling first)")
     from metadisco.core.cells import CellStore, tree_digest
     from metadisco.objectives.resolve import resolve_objective
 

@@ -118,9 +118,11 @@ def test_a_chunked_sweep_resumes_to_the_uninterrupted_files(tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["sweep", str(config), "--out", str(out), "--no-progress"]
     assert main(argv) == 0
+    said = capsys.readouterr().err
     timeless = lambda s: {k: v for k, v in s.items() if k not in ("seconds", "steps_per_second")}  # noqa: E731
     whole = json.loads((out / "sweep.json").read_text())
     assert whole["compiled_calls"] == len(whole["points"])
+    assert f"{len(whole['points'])} compiled calls of 1 point(s)" in said  # what it said is what it did
     cells = sorted(p for p in (out / "cells").glob("*.json") if p.name != "plan.json")
     assert len(cells) == len(whole["points"])
     cells[0].unlink()
