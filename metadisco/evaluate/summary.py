@@ -93,15 +93,19 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
 
 
 def _improvement(results, objective_label, baseline_labels, seed, score) -> dict:
-    """{"X > Y": {"p", "ci95", "per_env"}}: P(objective > baseline) on `score`, averaged over envs."""
+    """{"X > Y": {"p", "ci95", "per_env", "per_env_ci95"}}: P(objective > baseline) on `score`, averaged over
+    envs, and on each env alone with its own bootstrap CI (seeds resampled within the env)."""
     improvement = {}
     for baseline in baseline_labels:
         pairs = [(scores_of(results[e][objective_label], score), scores_of(results[e][baseline], score))
                  for e in results]
         p, ci = stats.aggregate_probability_of_improvement(pairs, seed=seed)
-        per_env = {e: stats.probability_of_improvement(x, y) for e, (x, y) in zip(results, pairs, strict=True)}
-        improvement[f"{objective_label} > {baseline}"] = {"p": p, "ci95": list(ci) if ci is not None else None,
-                                                          "per_env": per_env}
+        alone = {e: stats.aggregate_probability_of_improvement([pair], seed=seed)
+                 for e, pair in zip(results, pairs, strict=True)}
+        improvement[f"{objective_label} > {baseline}"] = {
+            "p": p, "ci95": list(ci) if ci is not None else None,
+            "per_env": {e: p_env for e, (p_env, _) in alone.items()},
+            "per_env_ci95": {e: list(ci_env) if ci_env is not None else None for e, (_, ci_env) in alone.items()}}
     return improvement
 
 
@@ -150,6 +154,13 @@ def _iqm_ci(block: dict | None, digits=1) -> str:
     ci = block.get("ci95")
     ci_text = f" [{_num(ci[0], digits)}, {_num(ci[1], digits)}]" if ci else " [CI n/a]"
     return f"{_num(block['iqm'], digits)}{ci_text}"
+
+
+def _per_env(block: dict) -> str:
+    """"env: p [lo, hi], ..." (a report written before per-env CIs were kept: "env: p, ...")."""
+    cis = block.get("per_env_ci95", {})
+    return ", ".join(f"{e}: {_num(p, 2)}" + (f" [{_num(cis[e][0], 2)}, {_num(cis[e][1], 2)}]" if cis.get(e) else "")
+                     for e, p in block["per_env"].items())
 
 
 def _seeds_cell(entry: dict) -> str:
@@ -208,16 +219,14 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
     for name, block in agg["probability_of_improvement"].items():
         ci = block["ci95"]
         ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
-        per_env = ", ".join(f"{e}: {_num(p, 2)}" for e, p in block["per_env"].items())
-        lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} | {per_env} |")
+        lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} | {_per_env(block)} |")
     for other, blocks in agg.get("probability_of_improvement_by_score", {}).items():
         if other == score:
             continue
         for name, block in blocks.items():
             ci = block["ci95"]
             ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
-            per_env = ", ".join(f"{e}: {_num(p, 2)}" for e, p in block["per_env"].items())
-            lines.append(f"| P({name}), on {other} | {_num(block['p'], 2)}{ci_text} | {per_env} |")
+            lines.append(f"| P({name}), on {other} | {_num(block['p'], 2)}{ci_text} | {_per_env(block)} |")
     lines += ["", "P(X > Y): the chance that a random seed of X scores above a random seed of Y on the same env "
               "(ties half), averaged over envs; seeds without a score lose every comparison.", ""]
     lines += _tuning_lines(report)

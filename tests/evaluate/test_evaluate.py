@@ -136,6 +136,36 @@ def test_diverged_seeds_are_reported_not_dropped():
     assert "1/3 (diverged: 1; no episode: 2)" in md
 
 
+def test_each_env_has_its_own_probability_of_improvement_and_ci():
+    """Per env, P(X > Y) and its bootstrap CI are those of that env alone: with one env they are the aggregate's;
+    with two, an env where X wins every pair has [1, 1]; eval.md shows each env's CI beside its point."""
+    rng = np.random.default_rng(0)
+    keys = np.zeros((6, 2), np.uint32)
+
+    def run(final):
+        return MethodRun(_metrics([[1.0, 2.0]] * 6, [[1, 1]] * 6), np.asarray(final, np.float64),
+                         np.asarray(final, np.float64), np.zeros(6, bool), keys, 0, 1.0)
+
+    for _ in range(10):
+        x, y = rng.normal(size=6), rng.normal(size=6)
+        one = summary.summarise({ENV: {"new": run(x), "ppo": run(y)}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
+        block = one["aggregate"]["probability_of_improvement"]["new > ppo"]
+        assert block["per_env"][ENV] == block["p"] and block["per_env_ci95"][ENV] == block["ci95"]
+        lo, hi = block["ci95"]
+        assert 0.0 <= lo <= hi <= 1.0
+    other = "Acrobot-v1"
+    two = summary.summarise({ENV: {"new": run(x), "ppo": run(y)}, other: {"new": run(y + 100), "ppo": run(y)}},
+                            {ENV: 64, other: 64}, {ENV: 0.0, other: 0.0}, "new", ["ppo"])
+    block = two["aggregate"]["probability_of_improvement"]["new > ppo"]
+    assert block["per_env"][other] == 1.0 and block["per_env_ci95"][other] == [1.0, 1.0]
+    assert block["per_env_ci95"][ENV] == one["aggregate"]["probability_of_improvement"]["new > ppo"]["ci95"]
+    two["settings"] = {"objective": "new", "baselines": ["ppo"], "methods": {"new": {}, "ppo": {}}, "seeds": 6,
+                       "seed": 0, "timesteps": {ENV: 128, other: 128}, "final_window_percent": "5%"}
+    lo, hi = block["per_env_ci95"][ENV]
+    assert f"{ENV}: {block['per_env'][ENV]:.2f} [{lo:.2f}, {hi:.2f}], {other}: 1.00 [1.00, 1.00]" in \
+        summary.render_markdown(two, {})
+
+
 def test_learning_curve_bins_and_carries_forward():
     returns = np.array([[np.nan, 10.0, np.nan, 30.0]])
     counts = np.array([[0, 1, 0, 3]])

@@ -1,5 +1,5 @@
 """P(OPEN > tuned Adam) per env of the judging, each with its own 95% bootstrap CI (issue 44, item 3 asks for the
-training env's CI; `evaluate`'s report gives the CI of the mean over envs and per-env points). The same statistic
+training env's CI; this run's report was written before `evaluate` kept per-env CIs). The same statistic
 and bootstrap as the report's (`metadisco.core.stats.aggregate_probability_of_improvement`, here on one env at a
 time), read from the judging's eval.json; both methods at their tuned learning rates.
 
