@@ -156,11 +156,15 @@ def _iqm_ci(block: dict | None, digits=1) -> str:
     return f"{_num(block['iqm'], digits)}{ci_text}"
 
 
+def _p_ci(p, ci, missing: str = " [CI n/a]") -> str:
+    """"p [lo, hi]" to 2 digits; `missing` where there is no interval."""
+    return _num(p, 2) + (f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else missing)
+
+
 def _per_env(block: dict) -> str:
     """"env: p [lo, hi], ..." (a report written before per-env CIs were kept: "env: p, ...")."""
     cis = block.get("per_env_ci95", {})
-    return ", ".join(f"{e}: {_num(p, 2)}" + (f" [{_num(cis[e][0], 2)}, {_num(cis[e][1], 2)}]" if cis.get(e) else "")
-                     for e, p in block["per_env"].items())
+    return ", ".join(f"{e}: {_p_ci(p, cis.get(e), '')}" for e, p in block["per_env"].items())
 
 
 def _seeds_cell(entry: dict) -> str:
@@ -217,16 +221,12 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
         lines.append(f"| {label} | {_iqm_ci(agg['iqm_normalized'][label], 2)} |")
     lines += ["", "| Comparison | P(improvement) [95% CI] | Per env |", "|---|---|---|"]
     for name, block in agg["probability_of_improvement"].items():
-        ci = block["ci95"]
-        ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
-        lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} | {_per_env(block)} |")
+        lines.append(f"| P({name}) | {_p_ci(block['p'], block['ci95'])} | {_per_env(block)} |")
     for other, blocks in agg.get("probability_of_improvement_by_score", {}).items():
         if other == score:
             continue
         for name, block in blocks.items():
-            ci = block["ci95"]
-            ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
-            lines.append(f"| P({name}), on {other} | {_num(block['p'], 2)}{ci_text} | {_per_env(block)} |")
+            lines.append(f"| P({name}), on {other} | {_p_ci(block['p'], block['ci95'])} | {_per_env(block)} |")
     lines += ["", "P(X > Y): the chance that a random seed of X scores above a random seed of Y on the same env "
               "(ties half), averaged over envs; seeds without a score lose every comparison.", ""]
     lines += _tuning_lines(report)
@@ -261,7 +261,5 @@ def _tuning_lines(report: dict) -> list[str]:
     if untuned:
         lines += ["", "| Comparison, untuned | P(improvement) [95% CI] |", "|---|---|"]
         for name, block in untuned.items():
-            ci = block["ci95"]
-            ci_text = f" [{_num(ci[0], 2)}, {_num(ci[1], 2)}]" if ci else " [CI n/a]"
-            lines.append(f"| P({name}) | {_num(block['p'], 2)}{ci_text} |")
+            lines.append(f"| P({name}) | {_p_ci(block['p'], block['ci95'])} |")
     return lines + [""]
