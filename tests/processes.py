@@ -10,6 +10,7 @@ import sys
 import time
 
 TIMEOUT = 600  # seconds a child process may take before the test fails
+TEST_OPT_LEVEL = "--xla_backend_optimization_level=1"  # the tests' compile level (tests/conftest.py says why)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -25,6 +26,11 @@ def start_metadisco(argv, **popen) -> subprocess.Popen:
     `popen`: more `subprocess.Popen` arguments (env, start_new_session)."""
     return subprocess.Popen([sys.executable, "-m", "metadisco", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent, **popen)
+
+
+def xla_flags(devices: int) -> str:
+    """XLA_FLAGS for a child process with `devices` CPU devices, at the tests' compile level."""
+    return f"{TEST_OPT_LEVEL} --xla_force_host_platform_device_count={devices}"
 
 
 def line_count(path) -> int:

@@ -19,7 +19,7 @@ import time
 
 import pytest
 import yaml
-from processes import TIMEOUT, kill_at_random_point, line_count, start_metadisco
+from processes import TIMEOUT, kill_at_random_point, line_count, start_metadisco, xla_flags
 from tiny_meta import fitness_columns, read_metrics, tiny
 
 from metadisco.cli import main
@@ -76,7 +76,7 @@ def _two(config_path, run, *extra):
     port = _free_port()
     procs = []
     for i in range(2):
-        env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        env = {**os.environ, "XLA_FLAGS": xla_flags(2),
                "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_NUM_PROCESSES": "2", "JAX_PROCESS_ID": str(i)}
         procs.append(cli(config_path, run, "--distributed", "--no-progress", *extra, env=env,
                          start_new_session=True))

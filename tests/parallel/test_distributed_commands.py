@@ -14,7 +14,7 @@ import subprocess
 import jax
 import pytest
 import yaml
-from processes import TIMEOUT, start_metadisco
+from processes import TIMEOUT, start_metadisco, xla_flags
 from tiny_meta import tiny
 
 from metadisco.cli import main
@@ -42,7 +42,7 @@ def _free_port() -> int:
 
 
 def _env(devices: int, **extra) -> dict:
-    return {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", **extra}
+    return {**os.environ, "XLA_FLAGS": xla_flags(devices), **extra}
 
 
 def _command(name: str, tmp_path, out) -> list[str]:
