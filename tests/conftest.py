@@ -13,21 +13,12 @@ import gc
 import os
 import tempfile
 
-from processes import TEST_OPT_LEVEL  # noqa: I001  (tests/ is on the path, as for every test file)
-
 # Must be set before jax is imported anywhere.
 if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 else:
     os.environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"
-# The tests' programs are compiled by LLVM at its optimisation level 1 instead of XLA:CPU's default 3 (O3). On these
-# small programs the suite is compile-bound (tests/meta/test_task_ranks.py: 109 of 121 s in XLA's backend), and O1
-# compiles them 1.3-1.7x faster; the numbers stay bit-identical (the recorded results of test_task_ranks, test_hyper
-# and test_open_optimizer were recorded at the default level and still pass), unlike level 0, which changes some.
-# The command-line children the tests start inherit the flag; a user's own XLA_FLAGS that set the level win.
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + TEST_OPT_LEVEL).strip()
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -9,8 +9,9 @@ import subprocess
 import sys
 import time
 
+from metadisco.parallel.devices import with_device_count
+
 TIMEOUT = 600  # seconds a child process may take before the test fails
-TEST_OPT_LEVEL = "--xla_backend_optimization_level=1"  # the tests' compile level (tests/conftest.py says why)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -29,8 +30,9 @@ def start_metadisco(argv, **popen) -> subprocess.Popen:
 
 
 def xla_flags(devices: int) -> str:
-    """XLA_FLAGS for a child process with `devices` CPU devices, at the tests' compile level."""
-    return f"{TEST_OPT_LEVEL} --xla_force_host_platform_device_count={devices}"
+    """XLA_FLAGS for a child process with `devices` CPU devices and every other flag of the test process (such as
+    a compile level the contributor set, which the README describes)."""
+    return with_device_count(os.environ.get("XLA_FLAGS", ""), devices)
 
 
 def line_count(path) -> int:

@@ -54,9 +54,13 @@ def flag_in_env() -> int | None:
         return None
 
 
+def with_device_count(flags: str, count: int) -> str:
+    """XLA_FLAGS `flags` with its host device count (if any) replaced by `count`; every other flag kept."""
+    return " ".join([*_FLAG_RE.sub("", flags).split(), f"{DEVICE_FLAG}={count}"])
+
+
 def _set_flag(count: int) -> None:
-    flags = _FLAG_RE.sub("", os.environ.get("XLA_FLAGS", "")).split()
-    os.environ["XLA_FLAGS"] = " ".join([*flags, f"{DEVICE_FLAG}={count}"])
+    os.environ["XLA_FLAGS"] = with_device_count(os.environ.get("XLA_FLAGS", ""), count)
 
 
 def jax_started() -> bool:

@@ -51,3 +51,13 @@ def test_flag_parsing(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS")
     assert devices.flag_in_env() is None
     assert devices.cpu_count() >= 1
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ("", "--xla_force_host_platform_device_count=2"),
+    ("--xla_backend_optimization_level=1",
+     "--xla_backend_optimization_level=1 --xla_force_host_platform_device_count=2"),
+    ("--xla_force_host_platform_device_count=4 --xla_foo=1", "--xla_foo=1 --xla_force_host_platform_device_count=2"),
+])
+def test_with_device_count_replaces_only_the_count(flags, expected):
+    assert devices.with_device_count(flags, 2) == expected
