@@ -6,12 +6,12 @@ tuned as declared: the learning rate with the best IQM of deterministic-episode 
 on the same 16 seeds it is reported on. P(OPEN > tuned Adam) is printed only once every learning rate and OPEN have
 finished; before that the table says what is missing."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from metadisco.core.cells import unpack_array
+from metadisco.core.io import read_json
 from metadisco.core.stats import aggregate_probability_of_improvement, iqm, stat_block
 
 HERE = Path(__file__).parent
@@ -29,12 +29,12 @@ def row(name: str, scores, seconds: float | None) -> str:
 def adam_points() -> tuple[list[float], dict[float, dict]]:
     """The grid's learning rates, and per finished one its scores (16 seeds each) and seconds."""
     cells = HERE / "adam" / "cells"
-    grid = json.loads((cells / "plan.json").read_text())["settings"]["sweep"]["space"]["lr"]
+    grid = read_json(cells / "plan.json")["settings"]["sweep"]["space"]["lr"]
     done = {}
     for path in cells.glob("*.json"):
-        cell = json.loads(path.read_text())
         if path.name == "plan.json":
             continue
+        cell = read_json(path)
         index = int(cell["key"].split()[1].split("-")[0])  # "points I-I": one learning rate per call
         record = cell["record"]
         done[grid[index]] = {**{s: unpack_array(record[s])[0] for s in SCORES}, "seconds": record["seconds"]}
@@ -44,7 +44,7 @@ def adam_points() -> tuple[list[float], dict[float, dict]]:
 def main() -> None:
     grid, done = adam_points()
     summary = HERE / "open_summary.json"
-    open_run = json.loads(summary.read_text()) if summary.exists() else None
+    open_run = read_json(summary) if summary.exists() else None
     missing = [f"Adam lr {lr:g}" for lr in grid if lr not in done] + ([] if open_run else ["OPEN"])
     tuned = max(done, key=lambda lr: iqm(done[lr]["eval_return"])) if len(done) == len(grid) else None
     print("### Asterix-MinAtar: 16 seeds, 9,994,240 env steps (1220 updates of 8,192), this 2-core CPU\n")
