@@ -2,6 +2,10 @@
 steps it (64 envs, random actions, one seed), and the seconds of each part of gymnax's Seaquest step alone
 (200 steps of 64 vmapped envs, from states 60 steps in, so that entities exist).
 
+Since session 33 the env-only line measures metadisco's Seaquest (`metadisco.envs.seaquest`, 40-row buffers) and
+the parts gymnax's own (100 rows); `seaquest_step.txt` was written before, with gymnax's in both;
+`seaquest_bounded.py` compares the two.
+
     python results/bench/seaquest_step.py > results/bench/seaquest_step.txt
 """
 
