@@ -21,7 +21,7 @@ EVENTS = {"/jax/core/compile/backend_compile_duration": "compile",
           "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower"}
 SHOWN = 30
 
-_seconds = collections.defaultdict(float)  # event name -> seconds so far in this process
+_seconds = collections.defaultdict(float)  # "compile", "trace", "lower" -> seconds so far in this process
 _files: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
 
 

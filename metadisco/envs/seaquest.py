@@ -1,5 +1,5 @@
 """gymnax's Seaquest with 40-row entity buffers instead of 100: the same observations, rewards and episode ends bit
-for bit, and its step 3.4x faster on CPU (`python results/bench/seaquest_step.py`).
+for bit, and its step 3.3x faster on CPU (`python results/bench/seaquest_bounded.py`).
 
 gymnax 1.0.1's `MinSeaquest` keeps each kind of entity (friendly bullets, enemy bullets, fish, enemy subs, divers)
 in a fixed buffer of `seaquest_helpers.MAX_ENTITIES = 100` rows, of which the first `count` are live and the rest
@@ -79,9 +79,5 @@ def bounded(env, params):
     """`BoundedSeaquest` in place of gymnax's Seaquest when `params` are the defaults its bound is proven for;
     any other env (or Seaquest with other params) as it is."""
     if type(env) is seaquest.MinSeaquest and params == env.default_params:
-        return BoundedSeaquest(use_minimal_action_set=_uses_minimal_action_set(env))
+        return BoundedSeaquest(use_minimal_action_set=env.action_set is env.minimal_action_set)
     return env
-
-
-def _uses_minimal_action_set(env: seaquest.MinSeaquest) -> bool:
-    return env.action_set is env.minimal_action_set
