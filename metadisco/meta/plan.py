@@ -14,7 +14,7 @@ anything.
 - time is measured on this machine by calling each program once after compiling it (one task call each), and a
   generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds);
 - the accelerator figure is an estimate (`metadisco.parallel.cost.roofline_seconds`): the whole generation's FLOPs,
-  bytes and sequential loop iterations on one accelerator, and whether every device's programs would fit in its
+  bytes and kernel launches on one accelerator, and whether every device's programs would fit in its
   memory at once.
 
 Set-up before the first generation (baselines, the initial objective's scores) is not in the totals, as it is
@@ -97,9 +97,11 @@ def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
 def _call(program: ProgramPlan, counted_rows: int, called_rows: int | None = None) -> Pass:
     """One call of `program`'s task counting `counted_rows` rows of env steps. A call of `called_rows` rows (the
     ES mean's evaluation when it trains alone, `MetaProblem.mean_rows`) is costed and timed as `program`'s scaled
-    by called_rows / program.rows (work grows with the rows; no program of that size is compiled for the plan)."""
+    by called_rows / program.rows (the work grows with the rows, the loop iterations and kernels do not; no program of
+    that size is compiled for the plan)."""
     part = 1.0 if called_rows is None else min(1.0, called_rows / program.rows)
-    return Pass(counted_rows * program.seeds * program.steps_per_run, program.cost * part, program.call_seconds * part)
+    return Pass(counted_rows * program.seeds * program.steps_per_run, program.cost.on_rows(part),
+                program.call_seconds * part)
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ def render(result: Plan, acc: cost.Accelerator, measured: bool = True) -> list[s
     est = result.estimate(acc)
     fits = "fits" if est["fits"] else "does NOT fit"
     lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: {_seconds(est['seconds_per_generation'])} "
-                 f"per generation, {_seconds(est['seconds_total'])} in total (max(FLOPs / peak, bytes / bandwidth, "
-                 f"loop iterations x seconds each), {est['bound']}-bound); the population needs about "
+                 f"per generation, {_seconds(est['seconds_total'])} in total (kernels x seconds each + max(FLOPs / "
+                 f"peak, bytes / bandwidth), {est['bound']}-bound); the population needs about "
                  f"{_si(est['memory_needed'], 'B')}, which {fits} in {_si(acc.memory, 'B')}")
     return lines

@@ -13,21 +13,27 @@ count with trips. Calls (`pjit`, custom derivatives, `cond` branches, checkpoint
 `while` loop, whose trip count is unknown until it runs, counts once. The figures are XLA's own model of the
 compiled program, not a measurement. `roofline_seconds` turns them into seconds on an accelerator:
 
-    max(FLOPs / peak, bytes / bandwidth, loop iterations x seconds per iteration)
+    kernels x seconds per kernel + max(FLOPs / peak, bytes / bandwidth)
 
-The first two are the roofline, the time at the accelerator's peak. The third is why a small RL trainer never
+The second term is the roofline, the time at the accelerator's peak. The first is why a small RL trainer never
 gets there: its loops run one iteration after another (a rollout step needs the last one's env state), and each
-iteration launches kernels that take microseconds whatever their size. `Cost.iterations` counts the sequential
-loop iterations (every scan trip, nested ones included, however many rows are vmapped inside). On one H200
-(`results/bench/gpu/`) PPO on CartPole took 24-28 us per iteration at 1 seed, 16 seeds and a population of 32
-or 64 rows alike: its time is set by its loop iterations, not by its rows. MinAtar's rows are larger (64 envs):
-46 us at 1 seed, 74 at 16, where the work begins to count. It is an estimate, and the command line says so.
+iteration launches kernels that take about a microsecond and a half whatever their size. `Cost.kernels` counts
+them from the same compiled programs: each loop body's instructions that run as kernels (`kernel_count`: a
+fusion, a matrix product, a sort; not plumbing), times its trips. On one H200 (`results/bench/gpu/kernels/`)
+nine trainers (CartPole and four MinAtar games; 1 to 64 rows; PPO, LPO and TA-LPO) took 25 to 109 us per loop
+iteration, as they launched 16 to 61 kernels in each; kernels and roofline put every one at 0.84-1.31x of its
+measured time, where loop iterations x 25 us (the model before) gave 0.23-1.01x. The count depends on the backend
+that compiled it: XLA's GPU compiler fuses more than its CPU compiler, and a dry run usually runs on a CPU, so
+kernels counted there are scaled to GPU kernels (`GPU_KERNELS_PER_CPU_KERNEL`, measured on those nine programs).
+`Cost.iterations` counts the sequential loop iterations (every scan trip, nested ones included, however many
+rows are vmapped inside). It is an estimate, and the command line says so.
 
 `metadisco meta-train --dry-run` uses it (`metadisco.meta.plan`); `metadisco bench` can reuse it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -39,41 +45,105 @@ from metadisco.core.errors import UserError
 
 @dataclass(frozen=True)
 class Cost:
-    """FLOPs, bytes accessed and transcendental operations (exp, tanh, ...) of a program, XLA's counts, and its
-    sequential loop iterations (each scan trip, nested trips included).
+    """FLOPs, bytes accessed and transcendental operations (exp, tanh, ...) of a program, XLA's counts; its
+    sequential loop iterations (each scan trip, nested trips included); and the kernels it launches, in GPU
+    kernels (module docstring).
 
     Adding costs is running programs one after another, multiplying is running one k times; `on_devices` is
-    running it on n devices at once, which multiplies the work but not the iterations."""
+    running it on n devices at once, which multiplies the work but not the iterations or the launches (each
+    device launches its own, at the same time); `on_rows` is the same program on a fraction of its rows, which
+    scales the work but not the iterations or the launches."""
 
     flops: float = 0.0
     bytes: float = 0.0
     transcendentals: float = 0.0
     iterations: float = 0.0
+    kernels: float = 0.0
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(self.flops + other.flops, self.bytes + other.bytes, self.transcendentals + other.transcendentals,
-                    self.iterations + other.iterations)
+                    self.iterations + other.iterations, self.kernels + other.kernels)
 
     def __mul__(self, k: float) -> Cost:
-        return Cost(self.flops * k, self.bytes * k, self.transcendentals * k, self.iterations * k)
+        return Cost(self.flops * k, self.bytes * k, self.transcendentals * k, self.iterations * k, self.kernels * k)
 
     __rmul__ = __mul__
 
     def __sub__(self, other: Cost) -> Cost:
         return self + other * -1.0
 
+    def _work_times(self, k: float) -> Cost:
+        return Cost(self.flops * k, self.bytes * k, self.transcendentals * k, self.iterations, self.kernels)
+
     def on_devices(self, n: int) -> Cost:
-        return Cost(self.flops * n, self.bytes * n, self.transcendentals * n, self.iterations)
+        return self._work_times(n)
+
+    def on_rows(self, fraction: float) -> Cost:
+        return self._work_times(fraction)
 
 
 def xla_cost(compiled) -> Cost:
-    """XLA's cost analysis of a compiled program (each loop body counted once)."""
+    """XLA's cost analysis of a compiled program and its kernels in GPU kernels (each loop body counted once)."""
+    import jax
+
     analysis = compiled.cost_analysis()
     if isinstance(analysis, list | tuple):  # older JAX: one dict per program
         analysis = analysis[0] if analysis else {}
     analysis = analysis or {}
+    per_gpu_kernel = GPU_KERNELS_PER_CPU_KERNEL if jax.default_backend() == "cpu" else 1.0
     return Cost(float(analysis.get("flops", 0.0)), float(analysis.get("bytes accessed", 0.0)),
-                float(analysis.get("transcendentals", 0.0)))
+                float(analysis.get("transcendentals", 0.0)), kernels=kernel_count(compiled.as_text()) * per_gpu_kernel)
+
+
+# Instructions that launch no kernel: plumbing, and the second halves of asynchronous pairs. A loop is entered
+# instead (its body once: `_costs` multiplies bodies by their trips) and a conditional counts once (one branch
+# runs; on a GPU the branch choice is a wait for the device).
+_NO_KERNEL = frozenset({"parameter", "get-tuple-element", "tuple", "constant", "bitcast", "copy", "after-all",
+                        "opt-barrier", "add-dependency", "partition-id", "replica-id", "get-dimension-size", "while",
+                        "call"})
+_COMPUTATION = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\{$")
+# An instruction's opcode: the first lowercase word that opens a parenthesis after its name and type (a tuple
+# type's parentheses follow no word).
+_INSTRUCTION = re.compile(r"^\s+(?:ROOT )?%?[\w.\-]+ = .*?(?:^|[\s)\]}])([a-z][a-z0-9\-]*)\(")
+_CALLED = re.compile(r"(?:body|to_apply)=%?([\w.\-]+)")
+_TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
+
+# GPU kernels per kernel of XLA's CPU compiler, for the same program: the median over nine trainers on one H200
+# (0.44; 0.30 for Seaquest to 0.52 for an LPO population: `results/bench/gpu/kernels/iteration_model.txt`).
+GPU_KERNELS_PER_CPU_KERNEL = 0.44
+
+
+def kernel_count(hlo_text: str, trips: bool = False) -> int:
+    """Kernels one call of a compiled program launches, from its optimised HLO text (`compiled.as_text()`): the
+    instructions of its entry computation, and of the loop bodies and calls in it, that are not plumbing
+    (`_NO_KERNEL`). A fusion's computation is not entered: a fusion is one kernel. Each loop body counts once, or
+    (`trips`) times the trip count XLA knows for it (`program_cost` multiplies bodies itself, from the jaxpr)."""
+    computations, entry, current = {}, None, None
+    for line in hlo_text.splitlines():
+        if not line.startswith(" "):
+            header = _COMPUTATION.match(line)
+            current = header.group(2) if header else None
+            if header:
+                computations[current] = []
+                entry = current if header.group(1) else entry
+        elif current is not None:
+            computations[current].append(line)
+
+    def count(name: str) -> int:
+        total = 0
+        for line in computations.get(name, ()):
+            instruction = _INSTRUCTION.match(line)
+            if instruction is None:
+                continue
+            opcode = instruction.group(1)
+            if opcode in ("while", "call"):
+                known = _TRIPS.search(line) if trips and opcode == "while" else None
+                total += (int(known.group(1)) if known else 1) * sum(count(called) for called in _CALLED.findall(line))
+            elif opcode not in _NO_KERNEL and not opcode.endswith(("-done", "-update")):
+                total += 1
+        return total
+
+    return count(entry) if entry else 0
 
 
 def _compile(closed) -> object:
@@ -166,10 +236,10 @@ def memory(compiled) -> Memory:
                   int(getattr(stats, "generated_code_size_in_bytes", 0) or 0))
 
 
-# Seconds per sequential loop iteration of a PPO trainer, measured on one H200 (CartPole: 24-28 us from 1 seed
-# to 64 rows; module docstring). No other GPU was measured; their rows assume the same, as kernel launch costs
-# differ little between recent NVIDIA GPUs. Larger rows cost more per iteration (MinAtar: 46-74 us).
-GPU_ITERATION_SECONDS = 25e-6
+# Seconds per GPU kernel launched, fitted on one H200 to nine trainers' measured times with the roofline
+# beside it (`results/bench/gpu/kernels/iteration_model.txt`; a kernel took 1.5-1.8 us where the work was small).
+# No other GPU was measured; their rows assume the same, as launch costs differ little between recent NVIDIA GPUs.
+GPU_KERNEL_SECONDS = 1.53e-6
 
 
 @dataclass(frozen=True)
@@ -178,11 +248,11 @@ class Accelerator:
     flops: float  # peak float32 FLOP/s (dense, no sparsity, no TF32)
     bandwidth: float  # memory bandwidth, bytes/s
     memory: float  # bytes
-    iteration_seconds: float = GPU_ITERATION_SECONDS  # per sequential loop iteration (module docstring)
+    kernel_seconds: float = GPU_KERNEL_SECONDS  # per kernel launched (module docstring)
 
     def describe(self) -> str:
         return (f"{self.name} ({self.flops / 1e12:g} TFLOP/s float32, {self.bandwidth / 1e12:g} TB/s, "
-                f"{self.memory / 1e9:g} GB, {self.iteration_seconds * 1e6:g} us per loop iteration)")
+                f"{self.memory / 1e9:g} GB, {self.kernel_seconds * 1e6:g} us per kernel)")
 
 
 # Vendors' datasheet figures: peak dense float32 (not TF32 tensor cores), memory bandwidth, memory.
@@ -222,19 +292,21 @@ def accelerator(name: str | None, flops: float | None = None, bandwidth: float |
 
 
 def bounds(cost: Cost, acc: Accelerator) -> dict[str, float]:
-    """Seconds of `cost` on `acc` by each limit: compute, memory bandwidth and loop latency (module docstring)."""
+    """Seconds of `cost` on `acc` by each limit: compute, memory bandwidth and kernel launches (module
+    docstring)."""
     return {"compute": cost.flops / acc.flops, "memory bandwidth": cost.bytes / acc.bandwidth,
-            "loop latency": cost.iterations * acc.iteration_seconds}
+            "kernel launches": cost.kernels * acc.kernel_seconds}
 
 
 def roofline_seconds(cost: Cost, acc: Accelerator) -> float:
-    """The estimated time of `cost` on `acc`: max(FLOPs / peak, bytes / bandwidth, iterations x seconds per
-    iteration) (an estimate: the largest of three lower bounds)."""
-    return max(bounds(cost, acc).values())
+    """The estimated time of `cost` on `acc`: kernels x seconds per kernel + max(FLOPs / peak, bytes / bandwidth)
+    (an estimate: module docstring)."""
+    limits = bounds(cost, acc)
+    return limits["kernel launches"] + max(limits["compute"], limits["memory bandwidth"])
 
 
 def bound(cost: Cost, acc: Accelerator) -> str:
-    """Which limit sets `roofline_seconds`: "compute", "memory bandwidth" or "loop latency"."""
+    """Which term is the larger part of `roofline_seconds`: "compute", "memory bandwidth" or "kernel launches"."""
     limits = bounds(cost, acc)
     return max(limits, key=limits.get)
 
@@ -305,8 +377,8 @@ def render_plan(calls: list[CallPlan], acc: Accelerator, devices: int, what: str
     needed = mem * devices
     fits = "fits" if needed <= acc.memory else "does NOT fit"
     lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: "
-                 f"{format_seconds(roofline_seconds(total, acc))} in total (max(FLOPs / peak, bytes / bandwidth, "
-                 f"loop iterations x seconds each), {bound(total, acc)}-bound); the largest call needs about "
+                 f"{format_seconds(roofline_seconds(total, acc))} in total (kernels x seconds each + max(FLOPs / peak, "
+                 f"bytes / bandwidth), {bound(total, acc)}-bound); the largest call needs about "
                  f"{format_si(needed, 'B')}, which {fits} "
                  f"in {format_si(acc.memory, 'B')}")
     return lines

@@ -59,8 +59,75 @@ def test_loop_iterations_count_trips_not_rows(rows):
     x, *weights = args()
     counted = cost.program_cost(batched, jnp.ones((rows, *x.shape)), *weights)
     assert counted.iterations == STEPS
-    assert counted.on_devices(4).iterations == STEPS and counted.on_devices(4).flops == 4 * counted.flops
+    assert counted.kernels == cost.program_cost(mlp_scan, *args()).kernels  # the rows share each kernel
+    on_four = counted.on_devices(4)
+    assert (on_four.iterations, on_four.kernels, on_four.flops) == (STEPS, counted.kernels, 4 * counted.flops)
+    half = counted.on_rows(0.5)
+    assert (half.iterations, half.kernels, half.flops) == (STEPS, counted.kernels, counted.flops / 2)
     assert (counted * 3).iterations == 3 * STEPS  # three calls, one after another
+
+
+def test_kernels_grow_by_the_bodys_kernels_per_trip():
+    """A scan of n trips launches a fixed number of kernels plus n times its body's: equal steps in n add equal
+    counts, and the body's share is at least its two matrix products."""
+    x, *weights = args()
+
+    def kernels(length):
+        def run(h, *w):
+            return jax.lax.scan(lambda c, _: (jnp.tanh(c @ w[0] + w[1]) @ w[2] + w[3], None), h, None, length)[0]
+
+        return cost.program_cost(run, x, *weights).kernels / cost.GPU_KERNELS_PER_CPU_KERNEL
+
+    k5, k10, k20 = kernels(5), kernels(10), kernels(20)
+    assert k20 - k10 == pytest.approx(2 * (k10 - k5))
+    assert (k10 - k5) / 5 >= 2
+
+
+HLO = """HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+%fused_computation (param_0: f32[4]) -> f32[4] {
+  %param_0 = f32[4]{0} parameter(0)
+  %a = f32[4]{0} sine(%param_0)
+  ROOT %b = f32[4]{0} cosine(%a)
+}
+
+%body (arg: (s32[], f32[4])) -> (s32[], f32[4]) {
+  %arg = (s32[], f32[4]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%arg), index=0
+  %x = f32[4]{0} get-tuple-element(%arg), index=1
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %start = ((f32[4]{0}), /*index=1*/f32[4]{0}, u32[]) fusion-start(%x), kind=kLoop, calls=%fused_computation
+  %done = f32[4]{0} fusion-done(%start)
+  %y = f32[4]{0} copy(%done)
+  ROOT %t = (s32[], f32[4]{0}) tuple(%next, %y)
+}
+
+%cond (arg.1: (s32[], f32[4])) -> pred[] {
+  %arg.1 = (s32[], f32[4]{0}) parameter(0)
+  %i.1 = s32[] get-tuple-element(%arg.1), index=0
+  %n = s32[] constant(10)
+  ROOT %lt = pred[] compare(%i.1, %n), direction=LT
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %f = f32[4]{0} fusion(%p), kind=kLoop, calls=%fused_computation
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[4]{0}) tuple(%zero, %f)
+  %w = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"10"}}
+  %out = f32[4]{0} get-tuple-element(%w), index=1
+  ROOT %s = f32[4]{0} sort(%out), dimensions={0}, to_apply=%cond
+}
+"""
+
+
+def test_kernel_count_reads_the_hlo_text():
+    """Entry: a fusion and a sort (its comparator is not entered); the loop's body once: an add and an
+    asynchronous fusion (its start, not its done); plumbing, the copy and the fused computation's own
+    instructions launch nothing. With trips, the body counts ten times."""
+    assert cost.kernel_count(HLO) == 4
+    assert cost.kernel_count(HLO, trips=True) == 2 + 10 * 2
 
 
 def test_memory_is_xlas_memory_analysis():
@@ -88,9 +155,9 @@ def test_accelerators_and_the_roofline():
     assert cost.roofline_seconds(cost.Cost(flops=2e12, bytes=1e10), acc) == 2.0  # compute-bound
     assert cost.roofline_seconds(cost.Cost(flops=1e9, bytes=1e11), acc) == 1.0  # bandwidth-bound
     assert cost.bound(cost.Cost(flops=1e9, bytes=1e11), acc) == "memory bandwidth"
-    latency = cost.Cost(flops=1e9, bytes=1e9, iterations=1e5)  # 100,000 iterations x 25 us
-    assert cost.roofline_seconds(latency, acc) == pytest.approx(1e5 * cost.GPU_ITERATION_SECONDS)
-    assert cost.bound(latency, acc) == "loop latency"
+    latency = cost.Cost(flops=1e9, bytes=1e9, kernels=1e6)  # a million launches, and the roofline's 0.01 s
+    assert cost.roofline_seconds(latency, acc) == pytest.approx(1e6 * cost.GPU_KERNEL_SECONDS + 0.01)
+    assert cost.bound(latency, acc) == "kernel launches"
 
 
 def test_the_command_line_reads_the_table_before_jax_starts():
