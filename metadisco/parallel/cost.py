@@ -95,9 +95,10 @@ def xla_cost(compiled) -> Cost:
                 float(analysis.get("transcendentals", 0.0)), kernels=kernel_count(compiled.as_text()) * per_gpu_kernel)
 
 
-# Instructions that launch no kernel: plumbing, and the second halves of asynchronous pairs. A loop is entered
-# instead (its body once: `_costs` multiplies bodies by their trips) and a conditional counts once (one branch
-# runs; on a GPU the branch choice is a wait for the device).
+# Instructions counted as no kernel: plumbing, the second halves of asynchronous pairs, and copies (XLA's CPU
+# compiler makes far more of them than its GPU compiler; the fit behind the constants below counts none on either).
+# A loop or call is entered instead (a body once: `_costs` multiplies bodies by their trips) and a conditional
+# counts once (one branch runs; on a GPU the branch choice is a wait for the device).
 _NO_KERNEL = frozenset({"parameter", "get-tuple-element", "tuple", "constant", "bitcast", "copy", "after-all",
                         "opt-barrier", "add-dependency", "partition-id", "replica-id", "get-dimension-size", "while",
                         "call"})
