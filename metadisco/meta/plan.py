@@ -175,7 +175,7 @@ def render(result: Plan, acc: cost.Accelerator, measured: bool = True) -> list[s
     est = result.estimate(acc)
     fits = "fits" if est["fits"] else "does NOT fit"
     lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: {_seconds(est['seconds_per_generation'])} "
-                 f"per generation, {_seconds(est['seconds_total'])} in total (kernels x seconds each + max(FLOPs / "
-                 f"peak, bytes / bandwidth), {est['bound']}-bound); the population needs about "
+                 f"per generation, {_seconds(est['seconds_total'])} in total ({cost.ESTIMATE_MODEL}, "
+                 f"{est['bound']}-bound); the population needs about "
                  f"{_si(est['memory_needed'], 'B')}, which {fits} in {_si(acc.memory, 'B')}")
     return lines

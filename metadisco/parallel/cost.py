@@ -299,6 +299,10 @@ def bounds(cost: Cost, acc: Accelerator) -> dict[str, float]:
             "kernel launches": cost.kernels * acc.kernel_seconds}
 
 
+# How `roofline_seconds` combines `bounds`, as the dry runs' last line names it.
+ESTIMATE_MODEL = "kernels x seconds each + max(FLOPs / peak, bytes / bandwidth)"
+
+
 def roofline_seconds(cost: Cost, acc: Accelerator) -> float:
     """The estimated time of `cost` on `acc`: kernels x seconds per kernel + max(FLOPs / peak, bytes / bandwidth)
     (an estimate: module docstring)."""
@@ -378,9 +382,8 @@ def render_plan(calls: list[CallPlan], acc: Accelerator, devices: int, what: str
     needed = mem * devices
     fits = "fits" if needed <= acc.memory else "does NOT fit"
     lines.append(f"ESTIMATE for one {acc.describe()}, not a measurement: "
-                 f"{format_seconds(roofline_seconds(total, acc))} in total (kernels x seconds each + max(FLOPs / peak, "
-                 f"bytes / bandwidth), {bound(total, acc)}-bound); the largest call needs about "
-                 f"{format_si(needed, 'B')}, which {fits} "
+                 f"{format_seconds(roofline_seconds(total, acc))} in total ({ESTIMATE_MODEL}, "
+                 f"{bound(total, acc)}-bound); the largest call needs about {format_si(needed, 'B')}, which {fits} "
                  f"in {format_si(acc.memory, 'B')}")
     return lines
 
