@@ -73,13 +73,13 @@ def measure_random(problem) -> dict[str, float]:
     return out
 
 
-def ppo_settings(problem, task, keys: np.ndarray, rows: int) -> dict:
+def ppo_settings(problem, task, keys: np.ndarray, rows: int, devices: int | None = None) -> dict:
     """What determines PPO's (the control's) mean return on `task` over the seed rows `keys` in a call of `rows`
-    rows of `problem`'s program: the baseline cache's key for it."""
+    rows of `problem`'s program on `devices` devices (default: the run's): the baseline cache's key for it."""
     return {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
             "fitness": problem.config.fitness, "objective": problem.config.objective.to_spec(),
-            "hyper": problem.hyper.to_plain(), "rows": rows, "devices": problem.devices,
-            "keys": baseline_cache.digest(keys)}
+            "hyper": problem.hyper.to_plain(), "rows": rows,
+            "devices": problem.devices if devices is None else devices, "keys": baseline_cache.digest(keys)}
 
 
 def measure_scales(problem, random: dict[str, float], cached: dict[str, float],

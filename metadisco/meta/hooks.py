@@ -148,7 +148,7 @@ class Validate(Periodic):
 
     def __call__(self, view: GenerationView, run: RunState) -> None:
         view.line["validation"], view.line["validation_tasks"] = run.step.problem.validation(view.mean(), run.baselines)
-        run.env_steps += run.steps_per_pass(run.step.problem.valid_tasks, 2)
+        run.env_steps += run.step.problem.validation_steps()
         run.keep_if_best(view.mean(), view.done, view.line["validation"])
         view.line["best_generation"] = run.record.best_generation
 

@@ -12,7 +12,8 @@ anything.
   scaled to its rows);
 - memory per device is XLA's memory analysis of the compiled program (arguments, outputs, temporaries);
 - time is measured on this machine by calling each program once after compiling it (one task call each), and a
-  generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds);
+  generation's time is the sum of its tasks' calls (the ES's ask and tell are left out: milliseconds), except
+  that validation tasks on devices of their own (`MetaProblem.own_device`) run at once: the busiest device's sum;
 - the accelerator figure is an estimate (`metadisco.parallel.cost.roofline_seconds`): the whole generation's FLOPs,
   bytes and kernel launches on one accelerator, and whether every device's programs would fit in its
   memory at once.
@@ -24,7 +25,7 @@ not in `env_steps`; the baseline cache (`metadisco.runs.baseline_cache`) makes i
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import numpy as np
@@ -67,30 +68,34 @@ def _rows(step) -> int:
 
 
 def _blocks(step) -> tuple:
-    """(a generation's rows, a validation's rows) as the run builds them, from the ES's initial state: the
-    population (and PPO, padded, when paired); one (ES mean, PPO) pair padded to the device count."""
+    """(a generation's rows, a validation's rows, a validation's rows on a device of its own) as the run builds
+    them, from the ES's initial state: the population (and PPO, padded, when paired); one (ES mean, PPO) pair
+    padded to the device count; the ES mean alone (`MetaProblem.own_device`)."""
     state = step.init()
     population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
     train = paired.with_control(population, step.problem.control, step.devices) if step.problem.paired else population
     valid = paired.pairs(step.solution(state), step.problem.control, 1, step.devices)[0]
-    return train, valid
+    return train, valid, paired.copies(step.solution(state), 1)
 
 
-def _program(step, task, role: str, block, measure: bool) -> ProgramPlan:
-    """Compile `task`'s population program on the rows `block` (host), cost it and (`measure`) call it once."""
+def _program(step, task, role: str, block, measure: bool, mesh=None) -> ProgramPlan:
+    """Compile `task`'s population program on the rows `block` (host), on `mesh` (default: the task's), cost it
+    and (`measure`) call it once."""
     rows = paired.count(block)
+    program = task.population_program if mesh is None else task.program_on(mesh)
     seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
-    args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows))
+    args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows), mesh)
     start = time.perf_counter()
-    compiled = task.population_program.lower(*args).compile()
+    compiled = program.lower(*args).compile()
     compile_seconds = time.perf_counter() - start
-    per_device = cost.jaxpr_cost(jax.make_jaxpr(task.population_program)(*args), compiled)
+    per_device = cost.jaxpr_cost(jax.make_jaxpr(program)(*args), compiled)
     seconds = 0.0
     if measure:
         start = time.perf_counter()
         jax.block_until_ready(compiled(*args))
         seconds = time.perf_counter() - start
-    return ProgramPlan(task.name, role, rows, task.cfg.seeds, task.steps_per_run, per_device.on_devices(step.devices),
+    devices = step.devices if mesh is None else int(mesh.devices.size)
+    return ProgramPlan(task.name, role, rows, task.cfg.seeds, task.steps_per_run, per_device.on_devices(devices),
                        cost.memory(compiled), compile_seconds, seconds)
 
 
@@ -102,6 +107,20 @@ def _call(program: ProgramPlan, counted_rows: int, called_rows: int | None = Non
     part = 1.0 if called_rows is None else min(1.0, called_rows / program.rows)
     return Pass(counted_rows * program.seeds * program.steps_per_run, program.cost.on_rows(part),
                 program.call_seconds * part)
+
+
+def _validation(step, valid: dict[str, ProgramPlan], devices: list) -> Pass:
+    """One validation: each validation task's call (`MetaProblem.validation_rows` counted). Tasks on devices of
+    their own (`MetaProblem.own_device`) run at once, so their seconds are those of the busiest device."""
+    one_by_one, lanes = Pass(), {}
+    for j, (task, device) in enumerate(zip(step.problem.valid_tasks, devices, strict=True)):
+        call = _call(valid[task.name], step.problem.validation_rows(j))
+        if device is None:
+            one_by_one = one_by_one + call
+        else:
+            lanes[device] = lanes.get(device, Pass()) + call
+    at_once = sum(lanes.values(), Pass())
+    return one_by_one + replace(at_once, seconds=max((lane.seconds for lane in lanes.values()), default=0.0))
 
 
 @dataclass(frozen=True)
@@ -140,9 +159,12 @@ def plan(step, measure: bool = True) -> Plan:
     the run, nothing written)."""
     config = step.config
     rows, mean_rows = _rows(step), step.problem.mean_rows()
-    train_block, valid_block = _blocks(step)
+    train_block, valid_block, alone_block = _blocks(step)
     train = {t.name: _program(step, t, "train", train_block, measure) for t in step.problem.tasks}
-    valid = {t.name: _program(step, t, "validation", valid_block, measure) for t in step.problem.valid_tasks}
+    devices = [step.problem.own_device(t, j, 1) for j, t in enumerate(step.problem.valid_tasks)]
+    valid = {t.name: _program(step, t, "validation", valid_block if d is None else alone_block, measure, d)
+             for t, d in zip(step.problem.valid_tasks, devices, strict=True)}
+    validation = _validation(step, valid, devices) if valid else Pass()
     generations = []
     for g in range(config.generations):
         last = g + 1 == config.generations
@@ -150,7 +172,7 @@ def plan(step, measure: bool = True) -> Plan:
         if (g + 1) % config.eval_every == 0 or last:
             work = work + sum((_call(train[t.name], mean_rows, mean_rows) for t in step.problem.tasks), Pass())
         if valid and ((g + 1) % config.validation.every == 0 or last):
-            work = work + sum((_call(p, 2) for p in valid.values()), Pass())
+            work = work + validation
         generations.append(work)
     return Plan([*train.values(), *valid.values()], generations, step.devices, step.population_size)
 

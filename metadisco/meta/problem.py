@@ -46,6 +46,7 @@ from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import mean_task_ranks, ppo_gap
 from metadisco.meta.tasks import Task, build_tasks, sample_tasks
 from metadisco.parallel import hosts
+from metadisco.parallel.sharding import make_mesh
 from metadisco.runs import baseline_cache
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
@@ -145,6 +146,7 @@ class MetaProblem:
             config.validation.tasks, config.objective, config.fitness, mesh, "validation.tasks")
             for t in lengths]
         self._control_scores: dict = {}  # `control_score`'s figures, measured once per run
+        self._device_meshes = [make_mesh([device]) for device in mesh.devices.flat]  # `own_device`'s
 
     @property
     def population_size(self) -> int:
@@ -215,15 +217,17 @@ class MetaProblem:
         hyperparameters moved by its units; without, every row has the task's own."""
         return hosts.to_host(task.population_program(*self.program_args(task, rows, keys)))
 
-    def program_args(self, task: Task, rows, keys) -> tuple:
-        """The arguments `train_rows` gives `task.population_program` (a dry run compiles it with them)."""
+    def program_args(self, task: Task, rows, keys, mesh=None) -> tuple:
+        """The arguments `train_rows` gives `task.population_program` (a dry run compiles it with them), placed on
+        `mesh` (default: the task's)."""
         meta, units = self.hyper.split(rows)
         if units is None:
             hypers = task.hypers(np.shape(keys)[0])
         else:
             hypers = self.hyper.task_hypers(task.train_config, hosts.to_host(units))
-        mesh = task.mesh if task.mesh is not None else self.mesh
-        if mesh is not self.mesh:  # a task on its own device (brax): the rows move there
+        if mesh is None:
+            mesh = task.mesh if task.mesh is not None else self.mesh
+        if mesh is not self.mesh:  # a task on its own device (brax, or `own_device`): the rows move there
             meta = hosts.to_global(hosts.to_host(meta), mesh)
         return meta, hosts.to_global(keys, mesh), hosts.to_global(hypers, mesh)
 
@@ -272,24 +276,50 @@ class MetaProblem:
         the population's row count reuses its compiled program). Where a call of the point alone is smaller
         (`paired.point_rows`), the point trains alone and PPO's side comes from `control_score`, which trains it
         once per run on these keys: the same bits, at about half the work of the mean's every evaluation after
-        the first."""
-        per_task = {}
-        for task in tasks:
+        the first. Where the paired call would give each device one row (a validation pair on two devices), each
+        task's point trains alone on a device of its own (`own_device`), every such task at once, and PPO's side
+        comes from `control_score` on that device: half the work, and the tasks side by side."""
+        ends = {}  # task name -> (the point's mean return, PPO's), each a call that waits for it
+        for j, task in enumerate(tasks):
             keys = keys_of(task)  # [pairs, S, 2]
             half = keys.shape[0]
+            device = self.own_device(task, j, half, min_rows)
             alone = self._alone_rows(half, min_rows)
-            if alone is not None:
-                mine = paired.run_mean(self._point_returns(meta, task, keys, alone))
-                ppo = self.control_score(task, keys, alone)
+            if device is not None:  # dispatched now, waited for below: the tasks run at once
+                returns = self._point_returns(meta, task, keys, half, device)
+                ends[task.name] = (lambda r=returns, h=half: paired.run_mean(hosts.to_host(r)[:h]),
+                                   self._control(task, keys, half, device))
+            elif alone is not None:
+                mine = paired.run_mean(hosts.to_host(self._point_returns(meta, task, keys, alone))[:half])
+                ends[task.name] = (lambda m=mine: m, self._control(task, keys, alone))
             else:
                 rows, n = paired.pairs(meta, self.control, half, self.devices, min_rows)
                 out = self.train_rows(task, hosts.to_global(rows, self.mesh), paired.pair_keys(keys, n))
                 mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
+                ends[task.name] = (lambda m=mine: m, lambda p=ppo: p)
+        per_task = {}
+        for task in tasks:
+            mine, ppo = (end() for end in ends[task.name])
             scale = baselines.scales.get(task.name) or float(ppo_gap(ppo, baselines.random[task.cfg.env]))
             per_task[task.name] = float(paired.relative(np.asarray([mine]), ppo, scale)[0])
         values = np.asarray(list(per_task.values()))
         value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
         return value, per_task
+
+    def own_device(self, task: Task, j: int, num_pairs: int, min_rows: int = 0):
+        """The one-device mesh on which the `j`-th task of a scoring pass trains the point alone, or None (the
+        pass calls the task's program on the mesh).
+
+        Where the paired call of `num_pairs` pairs would put one row on each device (one validation pair on two
+        devices), half of that call trains PPO again on keys it has trained on before, and the tasks queue one
+        after another. Instead task j trains the point on device j mod n alone, all such tasks at once, and PPO's
+        side is measured once per run on the same device. The bits are those of a one-device program, not of the
+        paired call's (XLA compiles a program split over devices differently from a one-device one). One process
+        only: a device of another process cannot be given a program of its own."""
+        if (jax.process_count() > 1 or self.devices < 2 or task.mesh is not self.mesh
+                or paired.paired_rows(num_pairs, self.devices, min_rows) != self.devices):
+            return None
+        return self._device_meshes[j % self.devices]
 
     def _alone_rows(self, num_pairs: int, min_rows: int) -> int | None:
         """Rows of a call that scores one point alone on `num_pairs` seed rows with the bits of the paired call
@@ -298,22 +328,32 @@ class MetaProblem:
         alone = paired.point_rows(num_pairs, self.devices, total)
         return alone if alone < total else None
 
-    def _point_returns(self, point, task: Task, keys: np.ndarray, rows: int) -> np.ndarray:
-        """Returns [p, S] of one point on p seed rows `keys` [p, S, 2], in a call of `rows` rows."""
-        out = self.train_rows(task, hosts.to_global(paired.copies(point, rows), self.mesh),
-                              paired.point_keys(keys, rows))
-        return out[:keys.shape[0]]
+    def _point_returns(self, point, task: Task, keys: np.ndarray, rows: int, mesh=None):
+        """Returns [rows, S] (a device array, not waited for) of one point on p seed rows `keys` [p, S, 2] in a
+        call of `rows` rows (the first p are its; filler rows repeat keys[0]), on `mesh` (default: the task's)."""
+        mesh = task.mesh if mesh is None else mesh
+        program = task.population_program if mesh is task.mesh else task.program_on(mesh)
+        points = hosts.to_global(paired.copies(point, rows), self.mesh)
+        return program(*self.program_args(task, points, paired.point_keys(keys, rows), mesh))
 
-    def control_score(self, task: Task, keys: np.ndarray, rows: int) -> float:
-        """PPO's mean return on `task` over the seed rows `keys` [p, S, 2], trained in a call of `rows` rows:
-        measured on the first request and kept for the run (fresh and validation keys are the same at every
-        evaluation, and the control never changes), and through the baseline cache, so that a resumed or
-        repeated run reads it back instead of training PPO again."""
-        memo_key = (task.name, np.asarray(keys).tobytes(), rows)
+    def control_score(self, task: Task, keys: np.ndarray, rows: int, mesh=None) -> float:
+        """PPO's mean return on `task` over the seed rows `keys` [p, S, 2], trained in a call of `rows` rows on
+        `mesh` (default: the task's): measured on the first request and kept for the run (fresh and validation keys
+        are the same at every evaluation, and the control never changes), and through the baseline cache, so
+        that a resumed or repeated run reads it back instead of training PPO again."""
+        return self._control(task, keys, rows, mesh)()
+
+    def _control(self, task: Task, keys: np.ndarray, rows: int, mesh=None):
+        """`control_score` as a call that waits for it: a measurement it needs starts now, in the background."""
+        devices = self.devices if mesh is None else int(mesh.devices.size)
+        memo_key = (task.name, np.asarray(keys).tobytes(), rows, devices)
         if memo_key not in self._control_scores:
-            self._control_scores[memo_key] = baseline_cache.cached(
-                "ppo_control", ppo_settings(self, task, keys, rows),
-                lambda: paired.run_mean(self._point_returns(self.control, task, keys, rows)),
+            def start():
+                returns = self._point_returns(self.control, task, keys, rows, mesh)  # dispatched, not waited for
+                return lambda: paired.run_mean(hosts.to_host(returns)[:keys.shape[0]])
+
+            self._control_scores[memo_key] = baseline_cache.started(
+                "ppo_control", ppo_settings(self, task, keys, rows, devices), start,
                 baseline_cache.cacheable(task.cfg.env, self.config.objective))
         return self._control_scores[memo_key]
 
@@ -338,6 +378,17 @@ class MetaProblem:
         per_task = [seed_mean(r, None, diverged="skip") for r in returns]  # in the returns' precision
         value = combine([np.asarray([v]) for v in per_task], baselines.normalisers_of(self.tasks))[0]
         return float(value) if np.isfinite(value) else None
+
+    def validation_rows(self, j: int) -> int:
+        """Rows of the `j`-th validation task's call that `env_steps` counts: the point's alone on a device of its
+        own (`own_device`), else the (point, PPO) pair."""
+        task = self.valid_tasks[j]
+        pairs = self.validation_keys(task).shape[0]
+        return pairs if self.own_device(task, j, pairs) is not None else 2 * pairs
+
+    def validation_steps(self) -> int:
+        """Env steps of one validation, as `env_steps` counts them (`validation_rows`)."""
+        return sum(self.validation_rows(j) * t.cfg.seeds * t.steps_per_run for j, t in enumerate(self.valid_tasks))
 
     def validation(self, meta, baselines) -> tuple[float | None, dict]:
         """The PPO-normalised score of the ES point `meta` on the validation tasks (every length of each)."""

@@ -9,8 +9,9 @@ pure function of the generation's key, so a resumed run draws exactly what the u
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import jax
@@ -42,6 +43,8 @@ class Task:
     steps_per_run: int
     mesh: Any = None  # the devices its program runs on: the run's mesh, or its first device for an env that
     # runs on one device (`metadisco.envs.runs_on_one_device`: brax)
+    program_on: Callable[[Any], Any] = field(default=None, repr=False)  # mesh -> the same population program
+    # compiled for that mesh (`population_program`'s is `program_on(mesh)`)
 
     def hypers(self, rows: int):
         """The task's hyperparameters (its train config's traced settings) for `rows` members: leaves [rows]."""
@@ -75,13 +78,25 @@ def make_population_program(train, fitness_name: str, train_config: TrainConfig,
 _PROGRAMS: dict = {}
 
 
+def population_program(train_config: TrainConfig, env_id: str, objective: Objective, fitness: str, mesh):
+    """The population program (`make_population_program`) of `env_id` trained with `objective` under the static
+    settings of `train_config`, on `mesh`: built once per process for each of these (`_PROGRAMS`)."""
+    from metadisco.envs import make_env
+    from metadisco.trainers import make_trainer
+
+    cache_key = (static_of(train_config), env_id, objective, fitness, mesh)
+    if cache_key not in _PROGRAMS:
+        train = make_trainer(static_of(train_config), make_env(env_id), objective).train
+        _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, mesh)
+    return _PROGRAMS[cache_key]
+
+
 def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str, mesh, where: str = "tasks"
                 ) -> list[list[Task]]:
     """For each config task, one `Task` per training length."""
-    from metadisco.envs import make_env, runs_on_one_device
+    from metadisco.envs import runs_on_one_device
     from metadisco.parallel.sharding import make_mesh
     from metadisco.runs.seeds import resolve_config
-    from metadisco.trainers import make_trainer
 
     first_device = make_mesh(list(mesh.devices.flat)[:1])
     out = []
@@ -95,12 +110,10 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
                 raise UserError(f"{where}.{i} ({cfg.env}): {e}") from None
             if fitness == "eval_return" and not train_config.eval_episodes:  # the fitness needs them played
                 train_config = replace(train_config, eval_episodes=DEFAULT_EVAL_EPISODES)
-            cache_key = (static_of(train_config), cfg.env, objective, fitness, task_mesh)
-            if cache_key not in _PROGRAMS:
-                train = make_trainer(static_of(train_config), make_env(cfg.env), objective).train
-                _PROGRAMS[cache_key] = make_population_program(train, fitness, train_config, task_mesh)
+            program_on = partial(population_program, train_config, cfg.env, objective, fitness)
             steps = train_config.num_updates * train_config.batch_size
-            lengths.append(Task(i, cfg, timesteps, train_config, _PROGRAMS[cache_key], steps, task_mesh))
+            lengths.append(Task(i, cfg, timesteps, train_config, program_on(task_mesh), steps, task_mesh,
+                                program_on))
         out.append(lengths)
     return out
 

@@ -156,9 +156,18 @@ def cached(kind: str, settings: dict, measure: Callable[[], float], use: bool = 
     """`measure()`, or the figure a previous `measure()` with the same `kind` and `settings` stored (then
     `on_hit(path)`, e.g. to say so). `use` False (a plugin's env or piece, see `cacheable`) measures without
     the cache."""
+    return started(kind, settings, lambda: measure, use, on_hit)()
+
+
+def started(kind: str, settings: dict, start: Callable[[], Callable[[], float]], use: bool = True,
+            on_hit: Callable[[Path], None] | None = None) -> Callable[[], float]:
+    """`cached` for a measurement that runs in the background (a computation JAX dispatches without waiting):
+    on a miss `start()` begins it now and returns the call that waits for its figure. Returns the call that gives
+    the figure (stored in the cache on its first call), so that several measurements can run at once."""
     if _root is None or not use:
         counts["uncached"] += 1
-        return float(measure())
+        finish = start()
+        return lambda: float(finish())
     name, identity = key_of(kind, settings)
     path = _root / name
     value = _read(path, identity)
@@ -166,13 +175,19 @@ def cached(kind: str, settings: dict, measure: Callable[[], float], use: bool = 
         counts["hit"] += 1
         if on_hit is not None:
             on_hit(path)
-        return value
+        return lambda: value
     counts["miss"] += 1
-    value = float(measure())
-    # JSON has NaN as an extension Python reads back; store it so a "no episode ended" is not measured again.
-    text = json.dumps({"identity": identity, "value": value}, indent=1, allow_nan=True) + "\n"
-    try:
-        atomic_write_text(path, text)
-    except UserError as e:  # a full disk or a read-only cache folder costs a measurement, no more
-        _warn(f"{e}; continuing without the baseline cache")
-    return value
+    finish = start()
+
+    @functools.cache
+    def figure() -> float:
+        value = float(finish())
+        # JSON has NaN as an extension Python reads back; store it so a "no episode ended" is not measured again.
+        text = json.dumps({"identity": identity, "value": value}, indent=1, allow_nan=True) + "\n"
+        try:
+            atomic_write_text(path, text)
+        except UserError as e:  # a full disk or a read-only cache folder costs a measurement, no more
+            _warn(f"{e}; continuing without the baseline cache")
+        return value
+
+    return figure

@@ -222,8 +222,9 @@ def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
     baselines = Baselines(random={"CartPole-v1": 20.0}, scales={task.name: 7.0}, paired=True)
     population = hosts.to_host(step.ask(step.keys(0).ask, step.init(step.base_key))[0])
     calls = []
-    train_rows = problem.train_rows
-    problem.train_rows = lambda task, rows, keys: calls.append(paired.count(rows)) or train_rows(task, rows, keys)
+    train_rows, point_returns = problem.train_rows, problem._point_returns
+    problem._point_returns = lambda point, task, keys, rows, mesh=None: (
+        calls.append(rows) or point_returns(point, task, keys, rows, mesh))
     for m in range(2):  # two different points, as two evaluations of a run
         point = jax.tree.map(lambda x, m=m: x[m], population)
         keys = problem.fresh_keys(task)
@@ -234,6 +235,45 @@ def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
         assert problem.mean_fitness(point, baselines) == expected
         assert problem.control_score(task, keys, 4) == ppo
     assert calls == [4, 4, 4]  # the first point, PPO once, the second point: every call of 4 rows
+
+
+def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once():
+    """Where the paired call would give each device one row (one validation pair on two devices), each validation
+    task trains the point alone in a one-device program, task j on device j, and PPO's side is trained once per
+    run on the same device: the scores are those of that program, a second validation trains the points only,
+    and `env_steps` counts the point's runs. On one device the pair trains as before."""
+    config = discover(validation={"tasks": [{"env": "Catch-bsuite", "timesteps": [512, 256], "seeds": 4,
+                                             "train": TRAIN}], "every": 1})
+    step = GenerationStep(parse_config(config), mesh=make_mesh(jax.devices()[:2]))
+    problem = step.problem
+    meshes = [problem.own_device(t, j, 1) for j, t in enumerate(problem.valid_tasks)]
+    assert [list(m.devices.flat) for m in meshes] == [[d] for d in jax.devices()[:2]]
+    assert problem.validation_steps() == sum(4 * t.steps_per_run for t in problem.valid_tasks)
+    baselines = Baselines(random={"Catch-bsuite": -1.0}, paired=True)
+    population = hosts.to_host(step.ask(step.keys(0).ask, step.init(step.base_key))[0])
+    calls = []
+    point_returns = problem._point_returns
+    problem._point_returns = lambda point, task, keys, rows, mesh=None: (
+        calls.append((task.name, rows, mesh)) or point_returns(point, task, keys, rows, mesh))
+
+    def one_device_return(point, task, mesh):  # the point's mean return in the task's one-device program
+        keys = problem.validation_keys(task)
+        args = problem.program_args(task, hosts.to_global(paired.copies(point, 1), problem.mesh), keys, mesh)
+        return paired.run_mean(hosts.to_host(task.program_on(mesh)(*args)))
+
+    ppo = [one_device_return(problem.control, t, m) for t, m in zip(problem.valid_tasks, meshes, strict=True)]
+    for m in range(2):  # two points, as two validations of a run
+        point = jax.tree.map(lambda x, m=m: x[m], population)
+        _, per_task = problem.validation(point, baselines)
+        for task, mesh, control in zip(problem.valid_tasks, meshes, ppo, strict=True):
+            mine = one_device_return(point, task, mesh)
+            assert per_task[task.name] == float(paired.relative(np.asarray([mine]), control,
+                                                                 float(ppo_gap(control, -1.0)))[0])
+    expected = [(t.name, 1, m) for t, m in zip(problem.valid_tasks, meshes, strict=True)]
+    assert calls == [c for c in expected for _ in range(2)] + expected  # the first point and PPO, the second
+
+    one = GenerationStep(parse_config(config), mesh=make_mesh(jax.devices()[:1])).problem
+    assert one.own_device(one.valid_tasks[0], 0, 1) is None and one.validation_rows(0) == 2
 
 
 def test_rows_pad_to_the_device_count():
