@@ -237,11 +237,13 @@ def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
     assert calls == [4, 4, 4]  # the first point, PPO once, the second point: every call of 4 rows
 
 
-def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once():
+def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once(tmp_path, monkeypatch):
     """Where the paired call would give each device one row (one validation pair on two devices), each validation
     task trains the point alone in a one-device program, task j on device j, and PPO's side is trained once per
     run on the same device: the scores are those of that program, a second validation trains the points only,
     and `env_steps` counts the point's runs. On one device the pair trains as before."""
+    # An empty baseline cache of its own: another test of this process may have stored the same PPO figures.
+    monkeypatch.setenv("METADISCO_BASELINE_CACHE_DIR", str(tmp_path / "baselines"))
     config = discover(validation={"tasks": [{"env": "Catch-bsuite", "timesteps": [512, 256], "seeds": 4,
                                              "train": TRAIN}], "every": 1})
     step = GenerationStep(parse_config(config), mesh=make_mesh(jax.devices()[:2]))
