@@ -28,6 +28,7 @@ from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
+from metadisco.runs import baseline_cache
 
 TRAIN = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2, "update_epochs": 2,
          "lr": 0.01}
@@ -242,8 +243,9 @@ def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once(t
     task trains the point alone in a one-device program, task j on device j, and PPO's side is trained once per
     run on the same device: the scores are those of that program, a second validation trains the points only,
     and `env_steps` counts the point's runs. On one device the pair trains as before."""
-    # An empty baseline cache of its own: another test of this process may have stored the same PPO figures.
-    monkeypatch.setenv("METADISCO_BASELINE_CACHE_DIR", str(tmp_path / "baselines"))
+    # An empty baseline cache of its own: a command another test ran in this process may have turned the
+    # process's cache on and stored the same PPO figures there.
+    monkeypatch.setattr(baseline_cache, "_root", tmp_path / "baselines")
     config = discover(validation={"tasks": [{"env": "Catch-bsuite", "timesteps": [512, 256], "seeds": 4,
                                              "train": TRAIN}], "every": 1})
     step = GenerationStep(parse_config(config), mesh=make_mesh(jax.devices()[:2]))
