@@ -82,7 +82,7 @@ def _program(step, task, role: str, block, measure: bool, mesh=None) -> ProgramP
     """Compile `task`'s population program on the rows `block` (host), on `mesh` (default: the task's), cost it
     and (`measure`) call it once."""
     rows = paired.count(block)
-    program = task.population_program if mesh is None else task.program_on(mesh)
+    program = task.program(mesh)
     seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
     args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows), mesh)
     start = time.perf_counter()

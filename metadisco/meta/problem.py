@@ -331,10 +331,8 @@ class MetaProblem:
     def _point_returns(self, point, task: Task, keys: np.ndarray, rows: int, mesh=None):
         """Returns [rows, S] (a device array, not waited for) of one point on p seed rows `keys` [p, S, 2] in a
         call of `rows` rows (the first p are its; filler rows repeat keys[0]), on `mesh` (default: the task's)."""
-        mesh = task.mesh if mesh is None else mesh
-        program = task.population_program if mesh is task.mesh else task.program_on(mesh)
         points = hosts.to_global(paired.copies(point, rows), self.mesh)
-        return program(*self.program_args(task, points, paired.point_keys(keys, rows), mesh))
+        return task.program(mesh)(*self.program_args(task, points, paired.point_keys(keys, rows), mesh))
 
     def control_score(self, task: Task, keys: np.ndarray, rows: int, mesh=None) -> float:
         """PPO's mean return on `task` over the seed rows `keys` [p, S, 2], trained in a call of `rows` rows on

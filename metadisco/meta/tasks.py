@@ -46,6 +46,10 @@ class Task:
     program_on: Callable[[Any], Any] = field(default=None, repr=False)  # mesh -> the same population program
     # compiled for that mesh (`population_program`'s is `program_on(mesh)`)
 
+    def program(self, mesh=None):
+        """The population program on `mesh` (default, or the task's own mesh: `population_program`)."""
+        return self.population_program if mesh is None or mesh is self.mesh else self.program_on(mesh)
+
     def hypers(self, rows: int):
         """The task's hyperparameters (its train config's traced settings) for `rows` members: leaves [rows]."""
         return stack([hyper_of(self.train_config)] * rows)

@@ -167,7 +167,7 @@ def started(kind: str, settings: dict, start: Callable[[], Callable[[], float]],
     if _root is None or not use:
         counts["uncached"] += 1
         finish = start()
-        return lambda: float(finish())
+        return functools.cache(lambda: float(finish()))
     name, identity = key_of(kind, settings)
     path = _root / name
     value = _read(path, identity)
