@@ -68,7 +68,7 @@ def run(args) -> int:
             zero = config.objective.describe_baseline()
             common.say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} "
                        f"({(final - initial) / abs(initial):+.1%}) over generation 0's ES mean, which is {zero} "
-                       f"exactly ({config.fitness})")
+                       f"exactly ({config.fitness.score})")
         held = ", ".join(config.held_out_envs)
         common.say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
                    + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} "

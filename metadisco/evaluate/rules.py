@@ -22,7 +22,6 @@ of `eval_episodes` deterministic episodes of the trained agent's mode, DiscoBenc
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from metadisco.core.errors import SettingError, UserError
 from metadisco.trainers.greedy import DEFAULT_EVAL_EPISODES
+from metadisco.trainers.hyper import check_grid, grid_product
 from metadisco.trainers.metrics import FITNESS_FNS
 
 SCORES = tuple(FITNESS_FNS)  # final_return, mean_return, eval_return: every score of a trained run
@@ -60,18 +60,7 @@ class Rules:
             object.__setattr__(self, "eval_episodes", DEFAULT_EVAL_EPISODES)
         if not isinstance(self.eval_episodes, int) or self.eval_episodes < 0:
             raise UserError(f"evaluation episodes must be a whole number >= 0, got {self.eval_episodes!r}")
-        names = [name for name, _ in self.tune]
-        if len(set(names)) != len(names):
-            raise UserError(f"setting {sorted({n for n in names if names.count(n) > 1})[0]!r} is tuned twice; give "
-                            "each setting's grid once")
-        for name, values in self.tune:
-            if not values:
-                raise UserError(f"tuning grid of {name!r} is empty; give NAME=V1,V2,...")
-            bad = [v for v in values if not math.isfinite(v)]
-            if bad:
-                raise UserError(f"tuning grid of {name!r} has {bad[0]!r}; give finite numbers")
-            if len(set(values)) != len(values):
-                raise UserError(f"tuning grid of {name!r} repeats a value; give each value once")
+        check_grid(self.tune)
 
     @property
     def scores(self) -> tuple[str, ...]:
@@ -80,10 +69,7 @@ class Rules:
 
     def grid(self) -> list[dict[str, float]]:
         """Every grid point as {setting: value}, in the order the grids were given (empty: no tuning)."""
-        if not self.tune:
-            return []
-        names = [name for name, _ in self.tune]
-        return [dict(zip(names, point, strict=True)) for point in itertools.product(*(v for _, v in self.tune))]
+        return grid_product(self.tune)
 
     def to_plain(self) -> dict:
         return {"score": self.score, "eval_episodes": self.eval_episodes,

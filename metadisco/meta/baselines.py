@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metadisco.core.errors import UserError
+from metadisco.core.schema import plain_data
 from metadisco.core.stats import seed_mean
 from metadisco.meta import paired
 from metadisco.meta.fitness import ppo_gap
@@ -77,7 +78,7 @@ def ppo_settings(problem, task, keys: np.ndarray, rows: int, devices: int | None
     """What determines PPO's (the control's) mean return on `task` over the seed rows `keys` in a call of `rows`
     rows of `problem`'s program on `devices` devices (default: the run's): the baseline cache's key for it."""
     return {"env": task.cfg.env, "timesteps": task.timesteps, "train": config_to_dict(task.train_config),
-            "fitness": problem.config.fitness, "objective": problem.config.objective.to_spec(),
+            "fitness": problem.config.fitness.score, "objective": problem.config.objective.to_spec(),
             "hyper": problem.hyper.to_plain(), "rows": rows,
             "devices": problem.devices if devices is None else devices, "keys": baseline_cache.digest(keys)}
 
@@ -140,11 +141,12 @@ def measure_normalisers(problem, cached: dict[str, float], say: Callable[[str], 
                 say(f"measuring the {algorithm.upper()} baseline on {env} ({config.baseline_seeds} seeds)")
                 result = train_seeds(env, baseline, baseline.zero_meta(), task.train_config, config.baseline_seeds,
                                      config.seed)
-                values = np.asarray(reduce_fitness(config.fitness, result.metrics, task.train_config.final_window))
+                values = np.asarray(reduce_fitness(config.fitness.score, result.metrics,
+                                                   task.train_config.final_window))
                 return float(seed_mean(values, None, diverged="skip"))
 
             settings = {"env": env, "algorithm": algorithm, "train": config_to_dict(task.train_config),
-                        "fitness": config.fitness, "seeds": config.baseline_seeds, "seed": config.seed,
+                        "fitness": config.fitness.score, "seeds": config.baseline_seeds, "seed": config.seed,
                         "devices": len(sharding.devices_for(config.baseline_seeds, jax.local_devices()))}
             value = baseline_cache.cached(
                 "baseline_return", settings, measure, baseline_cache.cacheable(env),
@@ -178,7 +180,7 @@ def _initial_score(problem, kind: str, point, baselines: Baselines, tasks, keys,
 
     settings = {"point": [baseline_cache.digest(x) for x in jax.tree.leaves(point)],
                 "objective": problem.config.objective.to_spec(), "hyper": problem.hyper.to_plain(),
-                "fitness": problem.config.fitness,
+                "fitness": plain_data(problem.config.fitness),  # with a tuning grid, the grid too
                 "normalise": problem.config.normalise, "rows": problem.population_rows(),
                 "population": problem.population_size, "devices": problem.devices,
                 "baselines": {"normalisers": baselines.normalisers, "scales": baselines.scales,

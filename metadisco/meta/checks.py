@@ -24,7 +24,8 @@ def check_meta_config(config) -> None:
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
-    _check_tasks(config.tasks, "tasks", population, config.objective.algorithm)
+    grid_size = len(_grid_points(config.fitness.tune)) or 1  # rows per member: one per grid point
+    _check_tasks(config.tasks, "tasks", population * grid_size, config.objective.algorithm)
     _check_tasks(config.validation.tasks, "validation.tasks", 2, config.objective.algorithm)
     held_out = {check_env_id(split_budget(spec)[0]) for spec in config.held_out_envs}
     _check_held_out_budgets(config.held_out_envs, config.objective.algorithm)
@@ -51,8 +52,9 @@ def check_meta_config(config) -> None:
     check_int("validation.every", config.validation.every, 1, INT32_MAX)
     if config.validation.tasks and config.normalise != "paired":
         raise UserError("validation needs normalise: paired (validation scores are relative to PPO)")
-    if config.fitness not in FITNESS_FNS:
-        raise unknown_name_error("fitness", config.fitness, list(FITNESS_FNS))
+    if config.fitness.score not in FITNESS_FNS:
+        raise unknown_name_error("fitness", config.fitness.score, list(FITNESS_FNS))
+    _check_tune(config)
     if config.generations < 0:
         raise UserError(f"generations must be >= 0, got {config.generations}")
     check_int("generations", config.generations, 0, MAX_GENERATIONS)
@@ -71,6 +73,33 @@ def check_meta_config(config) -> None:
     check_population_fits(population, meta_parameters, f"strategy.population_size {population:,}")
 
 
+def _check_tune(config) -> None:
+    """`fitness.tune` names traced settings of every task's and validation task's trainer at every length, every
+    grid point is a config that trainer takes, and no tuned setting is also drawn (`sampling.scale`) or evolved
+    (`hyper:`): each would override the other. Said before anything compiles."""
+    from metadisco.meta.tuning import Grid
+    from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers.hyper import check_traced, with_values
+
+    tune = config.fitness.tune
+    if not tune:
+        return
+    for other, what in ((config.sampling.scale, "drawn by sampling.scale"), (config.hyper.names, "evolved by hyper")):
+        both = [name for name in tune if name in other]
+        if both:
+            raise UserError(f"fitness.tune: {both[0]} is also {what}; tune a setting or vary it another way, not both")
+    grid = Grid.of(tune)
+    algorithm = config.objective.algorithm
+    for where, tasks in (("tasks", config.tasks), ("validation.tasks", config.validation.tasks)):
+        for i, task in enumerate(tasks):
+            for timesteps in task.lifetimes:
+                train_config = resolve_config(task.env, task.preset, task.train, timesteps, algorithm)
+                at = f"fitness.tune on {where}.{i} ({task.env})"
+                check_traced(train_config, tune, at)
+                for point in grid.points:
+                    with_values(train_config, point, at)
+
+
 def _check_scale(scale, tasks, algorithm: str) -> None:
     """`sampling.scale` names traced settings of every task's trainer, and both ends of each range give valid
     settings on every task (gamma x 1.2 > 1 is said now, not at the generation that draws it)."""
@@ -84,6 +113,12 @@ def _check_scale(scale, tasks, algorithm: str) -> None:
         for end in (0, 1):
             with_values(train_config, {name: getattr(train_config, name) * bounds[end]
                                        for name, bounds in scale.items()}, where)
+
+
+def _grid_points(tune) -> list:
+    from metadisco.trainers.hyper import grid_product
+
+    return grid_product(list(tune.items()))
 
 
 def _check_held_out_budgets(specs, algorithm: str) -> None:

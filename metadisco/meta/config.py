@@ -20,7 +20,10 @@
     hyper:          {lr: {scale: log}, ...}         trainer settings evolved beside the objective, as offsets
                                                     from each task's own values (hyper_search.py)
     fitness:        final_return | mean_return | eval_return (deterministic episodes of the trained agent's
-                    mode, DiscoBench's score; each task plays train.eval_episodes of them, 16 unless set)
+                    mode, DiscoBench's score; each task plays train.eval_episodes of them, 16 unless set), or
+                    {score: <one of those>, tune: {lr: [1e-3, 2.5e-3, 5e-3, 1e-2]}}: each member (and PPO's
+                    control) trains at every point of the grid (the product of the lists of traced settings)
+                    and scores at its own best point, as the judge scores it (`metadisco.meta.tuning`)
     generations, seed, eval_every, checkpoint_every, baseline_seeds, start, start_scale
     held_out_envs:  [ids]   envs meta-training never touches (read by evaluation); `ID@TIMESTEPS` gives an env
                             its own evaluation budget
@@ -50,6 +53,7 @@ from metadisco.core.schema import Section, Settings, mapping_section, plain_data
 from metadisco.meta.hyper_search import HyperSearch, parse_hyper
 from metadisco.objectives import Objective
 from metadisco.trainers.config import train_settings
+from metadisco.trainers.hyper import check_grid
 
 _REQUIRED = dataclasses.MISSING
 
@@ -78,6 +82,46 @@ def _scale_ranges(value: Any, path: str) -> Settings:
             raise UserError(f"{where} must be finite factors with 0 < lo <= hi, got [{lo}, {hi}]")
         out[str(name)] = (lo, hi)
     return Settings(out, mapping)
+
+
+def _tune_grid(value: Any, path: str) -> Settings:
+    """`fitness.tune`: {setting: [values...]}, each list non-empty, finite, distinct (the names and values are
+    checked against each task's trainer in `metadisco.meta.checks`)."""
+    mapping = mapping_section(value, path)
+    if not mapping:
+        raise UserError(f"config key {path} is empty; give {{setting: [values...]}}, e.g. {{lr: [1e-3, 5e-3]}}, "
+                        "or leave tune out")
+    out = {str(name): coerce(values, tuple[float, ...], f"config key {path}.{name}")
+           for name, values in mapping.items()}
+    check_grid(list(out.items()), f"config key {path}", "[V1, V2, ...]")
+    return Settings(out, mapping)
+
+
+@dataclass(frozen=True)
+class FitnessConfig(Section):
+    """What a member is scored by: `score` (final_return | mean_return | eval_return) and, with `tune`, at its
+    best point of that grid of traced settings ({setting: values}, the grid their product)."""
+
+    score: str = "final_return"
+    tune: Settings = field(default_factory=Settings)
+
+    PARSERS: typing.ClassVar = {"tune": _tune_grid}
+
+    def to_plain(self):
+        """The score's name alone when untuned (as configs without tuning write it, so their digests stay)."""
+        if not self.tune:
+            return self.score
+        return {"score": self.score, "tune": self.tune.to_plain()}
+
+
+def _fitness(value: Any, path: str) -> FitnessConfig:
+    """`fitness`: a score's name, or {score, tune}."""
+    if isinstance(value, str):
+        return FitnessConfig(score=value)
+    if not isinstance(value, dict):
+        raise UserError(f"config key {path} must be a score's name (e.g. final_return) or a mapping "
+                        f"{{score: ..., tune: {{lr: [...]}}}}, got {shorten(value)}")
+    return FitnessConfig.from_plain(value, path)
 
 
 def _objective(value: Any, path: str) -> Objective:
@@ -169,7 +213,7 @@ class MetaConfig:
     strategy: StrategyConfig
     generations: int
     held_out_envs: tuple[str, ...]
-    fitness: str = "final_return"
+    fitness: FitnessConfig = FitnessConfig()  # the score, and the grid it is tuned over (none by default)
     seed: int = 0
     eval_every: int = 10  # evaluate the ES mean on fresh seeds every k generations (and after the last)
     checkpoint_every: int = 1
@@ -185,7 +229,7 @@ class MetaConfig:
     # The objective section as written (after --set), for the resolved config; None when built in code.
     objective_written: dict | None = field(default=None, compare=False, repr=False)
 
-    PARSERS: typing.ClassVar = {"objective": _objective, "hyper": parse_hyper}
+    PARSERS: typing.ClassVar = {"objective": _objective, "hyper": parse_hyper, "fitness": _fitness}
     KEEP_WRITTEN: typing.ClassVar = {"objective": "objective_written"}  # see `metadisco.core.schema.from_plain`
 
     def to_dict(self) -> dict:

@@ -46,8 +46,10 @@ class RunState:
 
     @property
     def rows(self) -> int:
-        """Rows of a population pass: the members, and with paired fitness the PPO control and padding."""
-        return self.step.problem.population_rows() if self.step.problem.paired else self.step.population_size
+        """Rows of a population pass: the members, and with paired fitness the PPO control and padding; each at
+        every point of a tuned fitness's grid."""
+        problem = self.step.problem
+        return problem.grid.size * (problem.population_rows() if problem.paired else self.step.population_size)
 
     @property
     def has_validation(self) -> bool:
@@ -138,7 +140,9 @@ class ScoreMean(Periodic):
     def __call__(self, view: GenerationView, run: RunState) -> None:
         step = run.step
         view.line["fitness_of_mean"] = step.problem.mean_fitness(view.mean(), run.baselines)
-        run.env_steps += run.steps_per_pass(step.problem.tasks, step.problem.mean_rows())
+        if step.problem.grid:
+            view.line["tuned_mean"] = step.problem.last_choice  # the grid point the mean scored at, per task
+        run.env_steps += step.problem.grid.size * run.steps_per_pass(step.problem.tasks, step.problem.mean_rows())
         if view.last:
             run.record.fitness_of_final_mean = view.line["fitness_of_mean"]
 
@@ -148,6 +152,8 @@ class Validate(Periodic):
 
     def __call__(self, view: GenerationView, run: RunState) -> None:
         view.line["validation"], view.line["validation_tasks"] = run.step.problem.validation(view.mean(), run.baselines)
+        if run.step.problem.grid:
+            view.line["tuned_validation"] = run.step.problem.last_choice
         run.env_steps += run.step.problem.validation_steps()
         run.keep_if_best(view.mean(), view.done, view.line["validation"])
         view.line["best_generation"] = run.record.best_generation

@@ -42,6 +42,7 @@ from metadisco.meta.load import parse_config
 from metadisco.meta.problem import member_fitness
 from metadisco.meta.record import RunRecord
 from metadisco.meta.step import GenerationStep, fitness_stats, task_stats
+from metadisco.meta.tuning import chosen_report
 from metadisco.parallel import hosts
 from metadisco.runs.rundir import BASELINES, BEST_OBJECTIVE, HYPER, OBJECTIVE, SUMMARY, RunDir
 
@@ -100,6 +101,9 @@ def _write_summary(run: RunState, done: int, say) -> None:
     if step.problem.paired:
         summary["normalise"] = "paired: 1 + (x - baseline on the same seed keys) / baseline_gap[task]"
         summary["random_policy"] = run.baselines.random
+    if step.problem.grid:
+        summary["fitness_tune"] = ("each member, the ES mean and the baseline scored at its own best point of "
+                                   + "; ".join(step.problem.grid.labels()))
     if step.problem.ranked:
         summary["combine"] = ("rank: the ES is told the mean over tasks of centred ranks within each task; "
                               "fitness_* are the normalised mean over tasks")
@@ -119,7 +123,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
     config = step.config
     timing = Timing()
     callbacks = [timing, *([ProgressBar()] if progress else []),
-                 *([MetaCurveFigure(config.fitness)] if plot and run_dir is not None else []), *callbacks]
+                 *([MetaCurveFigure(config.fitness.score)] if plot and run_dir is not None else []), *callbacks]
     config_yaml = config.to_yaml()
 
     ckpt = run_dir.resume_point(resume, config_yaml, config.to_dict(), step.mesh) if run_dir is not None else None
@@ -172,6 +176,8 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
         if config.sampling.scale:  # the drawn settings each task trained at this generation
             line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
                                 for t in out_g.tasks}
+        if out_g.chosen is not None:  # tuned fitness: where each member scored, so a reader sees the step size move
+            line["tuned"] = chosen_report(step.problem.grid, out_g.tasks, out_g.chosen, out_g.baseline_chosen)
         if len(step.problem.tasks) > 1:  # which task moves the population, and which spreads it (what ranks the ES)
             line["task_fitness"], line["task_spread"] = task_stats(out_g.tasks, out_g.scores)
         if g == 0:

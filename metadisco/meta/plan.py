@@ -64,7 +64,9 @@ class Pass:
 
 
 def _rows(step) -> int:
-    return step.problem.population_rows() if step.problem.paired else step.population_size
+    """Rows of a generation's call: the population (and PPO, padded, when paired), each at every grid point of a
+    tuned fitness."""
+    return step.problem.grid.size * (step.problem.population_rows() if step.problem.paired else step.population_size)
 
 
 def _blocks(step) -> tuple:
@@ -74,17 +76,19 @@ def _blocks(step) -> tuple:
     state = step.init()
     population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
     train = paired.with_control(population, step.problem.control, step.devices) if step.problem.paired else population
+    if step.problem.grid:  # each row at every grid point, as `MetaProblem.train_grid` calls it
+        train = step.problem.grid.expand(train)
     valid = paired.pairs(step.solution(state), step.problem.control, 1, step.devices)[0]
     return train, valid, paired.copies(step.solution(state), 1)
 
 
-def _program(step, task, role: str, block, measure: bool, mesh=None) -> ProgramPlan:
+def _program(step, task, role: str, block, measure: bool, mesh=None, grid: bool = False) -> ProgramPlan:
     """Compile `task`'s population program on the rows `block` (host), on `mesh` (default: the task's), cost it
     and (`measure`) call it once."""
     rows = paired.count(block)
     program = task.program(mesh)
     seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
-    args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows), mesh)
+    args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows), mesh, grid)
     start = time.perf_counter()
     compiled = program.lower(*args).compile()
     compile_seconds = time.perf_counter() - start
@@ -160,7 +164,9 @@ def plan(step, measure: bool = True) -> Plan:
     config = step.config
     rows, mean_rows = _rows(step), step.problem.mean_rows()
     train_block, valid_block, alone_block = _blocks(step)
-    train = {t.name: _program(step, t, "train", train_block, measure) for t in step.problem.tasks}
+    G = step.problem.grid.size  # a tuned fitness's scoring of one point: one call per grid point
+    train = {t.name: _program(step, t, "train", train_block, measure, grid=bool(step.problem.grid))
+             for t in step.problem.tasks}
     devices = [step.problem.own_device(t, j, 1) for j, t in enumerate(step.problem.valid_tasks)]
     valid = {t.name: _program(step, t, "validation", valid_block if d is None else alone_block, measure, d)
              for t, d in zip(step.problem.valid_tasks, devices, strict=True)}
@@ -170,9 +176,10 @@ def plan(step, measure: bool = True) -> Plan:
         last = g + 1 == config.generations
         work = sum((_call(train[t.name], rows) for t in step.problem.tasks_of(g)), Pass())
         if (g + 1) % config.eval_every == 0 or last:
-            work = work + sum((_call(train[t.name], mean_rows, mean_rows) for t in step.problem.tasks), Pass())
+            work = work + sum((_call(train[t.name], mean_rows, mean_rows)
+                               for t in step.problem.tasks for _ in range(G)), Pass())
         if valid and ((g + 1) % config.validation.every == 0 or last):
-            work = work + validation
+            work = work + sum([validation] * G, Pass())
         generations.append(work)
     return Plan([*train.values(), *valid.values()], generations, step.devices, step.population_size)
 

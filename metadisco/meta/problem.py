@@ -45,9 +45,11 @@ from metadisco.meta.baselines import ppo_settings
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import mean_task_ranks, ppo_gap
 from metadisco.meta.tasks import Task, build_tasks, sample_tasks
+from metadisco.meta.tuning import Grid, best_of
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 from metadisco.runs import baseline_cache
+from metadisco.trainers.hyper import hyper_of
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 VALIDATION_STREAM = 0x7FFFFFFC
@@ -80,6 +82,11 @@ def scale(per_task: list[np.ndarray], normalisers: list[float | None]) -> list[n
     return [f / abs(n) if n else f for f, n in zip(per_task, normalisers, strict=True)]
 
 
+def _at(returns: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Returns [P, G, S] at each member's chosen grid point [P] (-1, no finite point: the first): [P, S]."""
+    return returns[np.arange(returns.shape[0]), np.maximum(chosen, 0)]
+
+
 def combine(per_task: list[np.ndarray], normalisers: list[float | None]) -> np.ndarray:
     """Mean over tasks of each task's fitness divided by the size of its normaliser (`scale`): [P]."""
     return np.mean(np.stack(scale(per_task, normalisers)), axis=0)
@@ -94,6 +101,8 @@ class PopulationFitness:
     scores: list[np.ndarray]  # per task: [P] members' normalised scores, in the units of `fitness`
     told: np.ndarray  # [P] what the ES is told (higher is better): `fitness` itself, or with combine: rank the
     # mean over tasks of centred ranks (`metadisco.meta.fitness.mean_task_ranks`)
+    chosen: list[np.ndarray] | None = None  # tuned fitness: per task [P], each member's best grid point (-1: none)
+    baseline_chosen: dict[str, int] | None = None  # tuned, paired: the baseline's best grid point per task name
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -140,11 +149,13 @@ class MetaProblem:
         if one_device and jax.process_count() > 1:  # a one-device program cannot span the processes
             raise UserError(f"task env {one_device[0]!r}: {ONE_DEVICE_WHY}, so it cannot be part of a "
                             "multi-process run; meta-train it in one process")
-        self.task_lengths = build_tasks(config.tasks, config.objective, config.fitness, mesh)
+        self.task_lengths = build_tasks(config.tasks, config.objective, config.fitness.score, mesh)
         self.tasks: list[Task] = [t for lengths in self.task_lengths for t in lengths]  # every (env, length)
         self.valid_tasks: list[Task] = [t for lengths in build_tasks(
-            config.validation.tasks, config.objective, config.fitness, mesh, "validation.tasks")
+            config.validation.tasks, config.objective, config.fitness.score, mesh, "validation.tasks")
             for t in lengths]
+        self.grid = Grid.of(config.fitness.tune)  # tuned fitness's grid (empty: each task's own settings)
+        self.last_choice: dict = {}  # tuned: the grid points the last `score_paired` / `mean_fitness` chose
         self._control_scores: dict = {}  # `control_score`'s figures, measured once per run
         self._device_meshes = [make_mesh([device]) for device in mesh.devices.flat]  # `own_device`'s
 
@@ -217,14 +228,27 @@ class MetaProblem:
         hyperparameters moved by its units; without, every row has the task's own."""
         return hosts.to_host(task.population_program(*self.program_args(task, rows, keys)))
 
-    def program_args(self, task: Task, rows, keys, mesh=None) -> tuple:
+    def train_grid(self, task: Task, rows, keys) -> np.ndarray:
+        """Returns [M, G, S] of `rows` (ES points, device pytree, leaves [M, ...]) and keys [M, S, 2] at every point
+        of the tuning grid, in one call of `task`'s program: row (r, g) trains row r at grid point g
+        (`metadisco.meta.tuning`). Untuned, `train_rows` with G = 1."""
+        if not self.grid:
+            return self.train_rows(task, rows, keys)[:, None]
+        M, G = paired.count(rows), self.grid.size
+        expanded = hosts.to_global(self.grid.expand(hosts.to_host(rows)), self.mesh)
+        args = self.program_args(task, expanded, np.repeat(np.asarray(keys), G, axis=0), grid=True)
+        return hosts.to_host(task.population_program(*args)).reshape(M, G, -1)
+
+    def program_args(self, task: Task, rows, keys, mesh=None, grid: bool = False) -> tuple:
         """The arguments `train_rows` gives `task.population_program` (a dry run compiles it with them), placed on
-        `mesh` (default: the task's)."""
+        `mesh` (default: the task's); `grid`: rows expanded by `Grid.expand`, each at its grid point's settings."""
         meta, units = self.hyper.split(rows)
         if units is None:
             hypers = task.hypers(np.shape(keys)[0])
         else:
             hypers = self.hyper.task_hypers(task.train_config, hosts.to_host(units))
+        if grid:
+            hypers = self.grid.set_points(hypers)
         if mesh is None:
             mesh = task.mesh if task.mesh is not None else self.mesh
         if mesh is not self.mesh:  # a task on its own device (brax, or `own_device`): the rows move there
@@ -235,24 +259,32 @@ class MetaProblem:
                            ) -> PopulationFitness:
         """Train the population on `tasks` with `task_keys` and score it against `baselines`
         (`metadisco.meta.baselines.Baselines`)."""
+        tuned = bool(self.grid)
         if not self.paired:
             normalisers = baselines.normalisers_of(tasks)
-            returns = [self.train_rows(task, population, keys) for task, keys in zip(tasks, task_keys, strict=True)]
-            per_task = [member_fitness(r) for r in returns]
+            per_task, returns, chosen = [], [], []
+            for task, keys in zip(tasks, task_keys, strict=True):
+                out = self.train_grid(task, population, keys)  # [P, G, S]
+                best, picks = best_of(member_fitness(out))  # untuned (G = 1): member_fitness of out[:, 0]
+                per_task.append(best), returns.append(_at(out, picks)), chosen.append(picks)
             scores, fitness = scale(per_task, normalisers), combine(per_task, normalisers)
-            return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores))
+            return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores),
+                                     chosen if tuned else None)
         P = self.population_size
         rows = hosts.to_global(paired.with_control(hosts.to_host(population), self.control, self.devices), self.mesh)
-        returns, scores, controls = [], [], []
+        returns, scores, controls, chosen, control_chosen = [], [], [], [], {}
         for task, keys in zip(tasks, task_keys, strict=True):
-            out = self.train_rows(task, rows, paired.rows_of(keys[0], paired.count(rows)))
-            ppo = member_fitness(out[P:P + 1])[0]
-            controls.append(ppo)
-            returns.append(out[:P])
-            scores.append(paired.relative(member_fitness(out[:P]), ppo, baselines.scales[task.name]))
+            out = self.train_grid(task, rows, paired.rows_of(keys[0], paired.count(rows)))  # [rows, G, S]
+            ppo, ppo_pick = best_of(member_fitness(out[P]))  # PPO at its own best point
+            best, picks = best_of(member_fitness(out[:P]))
+            controls.append(float(ppo))
+            control_chosen[task.name] = int(ppo_pick)
+            returns.append(_at(out[:P], picks)), chosen.append(picks)
+            scores.append(paired.relative(best, ppo, baselines.scales[task.name]))
         baseline_scores = {t.name: float(c) for t, c in zip(tasks, controls, strict=True)}
         fitness = paired.combine_tasks(scores, controls)
-        return PopulationFitness(returns, fitness, baseline_scores, scores, self.to_tell(fitness, scores))
+        return PopulationFitness(returns, fitness, baseline_scores, scores, self.to_tell(fitness, scores),
+                                 chosen if tuned else None, control_chosen if tuned else None)
 
     def to_tell(self, fitness: np.ndarray, scores: list[np.ndarray]) -> np.ndarray:
         """What the ES is told [P] (higher is better), from the reported `fitness` [P] and the per-task `scores`:
@@ -278,7 +310,27 @@ class MetaProblem:
         once per run on these keys: the same bits, at about half the work of the mean's every evaluation after
         the first. Where the paired call would give each device one row (a validation pair on two devices), each
         task's point trains alone on a device of its own (`own_device`), every such task at once, and PPO's side
-        comes from `control_score` on that device: half the work, and the tasks side by side."""
+        comes from `control_score` on that device: half the work, and the tasks side by side.
+
+        With tuned fitness the point and PPO each train at every grid point (one call of these per point, the
+        same compiled programs) and each is scored at its own best point; `last_choice` says which."""
+        at_points = [self._paired_means(meta, [self.grid.task_at(t, g) for t in tasks] if self.grid else tasks,
+                                        keys_of, min_rows) for g in range(self.grid.size)]
+        per_task, choice = {}, {}
+        for task in tasks:
+            mine, mine_at = best_of([point[task.name][0] for point in at_points])
+            ppo, ppo_at = best_of([point[task.name][1] for point in at_points])
+            scale = baselines.scales.get(task.name) or float(ppo_gap(ppo, baselines.random[task.cfg.env]))
+            per_task[task.name] = float(paired.relative(np.asarray([mine]), ppo, scale)[0])
+            choice[task.name] = {"point": self.grid.label(int(mine_at)), "baseline": self.grid.label(int(ppo_at))}
+        self.last_choice = choice if self.grid else {}
+        values = np.asarray(list(per_task.values()))
+        value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
+        return value, per_task
+
+    def _paired_means(self, meta, tasks: list[Task], keys_of, min_rows: int) -> dict[str, tuple[float, float]]:
+        """{task name: (the point's mean return, PPO's)} on seeds `keys_of(task)`, laid out as `score_paired`
+        says."""
         ends = {}  # task name -> (the point's mean return, PPO's), each a call that waits for it
         for j, task in enumerate(tasks):
             keys = keys_of(task)  # [pairs, S, 2]
@@ -297,14 +349,7 @@ class MetaProblem:
                 out = self.train_rows(task, hosts.to_global(rows, self.mesh), paired.pair_keys(keys, n))
                 mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
                 ends[task.name] = (lambda m=mine: m, lambda p=ppo: p)
-        per_task = {}
-        for task in tasks:
-            mine, ppo = (end() for end in ends[task.name])
-            scale = baselines.scales.get(task.name) or float(ppo_gap(ppo, baselines.random[task.cfg.env]))
-            per_task[task.name] = float(paired.relative(np.asarray([mine]), ppo, scale)[0])
-        values = np.asarray(list(per_task.values()))
-        value = float(np.mean(values)) if values.size and np.all(np.isfinite(values)) else None
-        return value, per_task
+        return {task.name: tuple(end() for end in ends[task.name]) for task in tasks}
 
     def own_device(self, task: Task, j: int, num_pairs: int, min_rows: int = 0):
         """The one-device mesh on which the `j`-th task of a scoring pass trains the point alone, or None (the
@@ -344,7 +389,8 @@ class MetaProblem:
     def _control(self, task: Task, keys: np.ndarray, rows: int, mesh=None):
         """`control_score` as a call that waits for it: a measurement it needs starts now, in the background."""
         devices = self.devices if mesh is None else int(mesh.devices.size)
-        memo_key = (task.name, np.asarray(keys).tobytes(), rows, devices)
+        settings = tuple(float(x) for x in hyper_of(task.train_config))  # a grid point's PPO is another figure
+        memo_key = (task.name, settings, np.asarray(keys).tobytes(), rows, devices)
         if memo_key not in self._control_scores:
             def start():
                 returns = self._point_returns(self.control, task, keys, rows, mesh)  # dispatched, not waited for
@@ -370,10 +416,16 @@ class MetaProblem:
         if self.paired:
             return self.score_paired(meta, self.tasks, self.fresh_keys, baselines, self.population_rows())[0]
         population = self._tile(hosts.to_global(meta, self.mesh))
-        returns = [self.train_rows(task, population, keys) for task, keys in zip(self.tasks, self._mean_keys(),
-                                                                                 strict=True)]
-        # Every run counts as one seed of one point (the mean): average the finite runs of each task.
-        per_task = [seed_mean(r, None, diverged="skip") for r in returns]  # in the returns' precision
+        at_points = []  # per grid point (one untuned), per task: the mean's mean return
+        for g in range(self.grid.size):
+            tasks = [self.grid.task_at(t, g) for t in self.tasks] if self.grid else self.tasks
+            returns = [self.train_rows(task, population, keys) for task, keys in zip(tasks, self._mean_keys(),
+                                                                                     strict=True)]
+            # Every run counts as one seed of one point (the mean): average the finite runs of each task.
+            at_points.append([seed_mean(r, None, diverged="skip") for r in returns])  # in the returns' precision
+        per_task, chosen = best_of(np.stack(at_points, axis=-1))  # [T]: each task at the mean's best point
+        self.last_choice = ({t.name: {"point": self.grid.label(int(c))}
+                             for t, c in zip(self.tasks, chosen, strict=True)} if self.grid else {})
         value = combine([np.asarray([v]) for v in per_task], baselines.normalisers_of(self.tasks))[0]
         return float(value) if np.isfinite(value) else None
 
@@ -386,7 +438,8 @@ class MetaProblem:
 
     def validation_steps(self) -> int:
         """Env steps of one validation, as `env_steps` counts them (`validation_rows`)."""
-        return sum(self.validation_rows(j) * t.cfg.seeds * t.steps_per_run for j, t in enumerate(self.valid_tasks))
+        return self.grid.size * sum(self.validation_rows(j) * t.cfg.seeds * t.steps_per_run
+                                    for j, t in enumerate(self.valid_tasks))
 
     def validation(self, meta, baselines) -> tuple[float | None, dict]:
         """The PPO-normalised score of the ES point `meta` on the validation tasks (every length of each)."""

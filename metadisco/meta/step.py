@@ -90,6 +90,8 @@ class GenerationOutput:
     es_seconds: float  # ask + tell
     scores: list[np.ndarray]  # per task: [P] normalised scores
     told: np.ndarray  # [P] what the ES was told
+    chosen: list[np.ndarray] | None = None  # tuned fitness: per task [P], each member's best grid point
+    baseline_chosen: dict[str, int] | None = None  # tuned, paired: the baseline's best grid point per task
 
 
 class GenerationStep:
@@ -204,4 +206,4 @@ class GenerationStep:
         t_tell = time.perf_counter() - t1
         return es_state, GenerationOutput(generation, self.problem.tasks_of(generation), population,
                                           scored.returns, scored.fitness, scored.baseline, t_train, t_ask + t_tell,
-                                          scored.scores, scored.told)
+                                          scored.scores, scored.told, scored.chosen, scored.baseline_chosen)

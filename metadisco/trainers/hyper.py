@@ -86,3 +86,35 @@ def stack(hypers: Sequence[Any]) -> Any:
 def row(hyper: Any, i: int) -> dict[str, float]:
     """Row `i` of a stacked hyper as {name: float} (for JSON and messages)."""
     return {name: float(np.asarray(value)[i]) for name, value in hyper._asdict().items()}
+
+
+def check_grid(tune: Sequence[tuple[str, Sequence[float]]], where: str = "", hint: str = "NAME=V1,V2,...") -> None:
+    """A tuning grid ((setting, (values...)), ...) is well formed: no setting twice, and each setting's values
+    non-empty, finite and distinct; else a one-line `UserError` (prefixed by `where`, and suggesting `hint`).
+    Whether each value is one the trainer can take is `with_values`'s check, against a config."""
+    import math
+
+    prefix = f"{where}: " if where else ""
+    names = [name for name, _ in tune]
+    if len(set(names)) != len(names):
+        raise UserError(f"{prefix}setting {sorted({n for n in names if names.count(n) > 1})[0]!r} is tuned twice; "
+                        "give each setting's grid once")
+    for name, values in tune:
+        if not values:
+            raise UserError(f"{prefix}tuning grid of {name!r} is empty; give {hint}")
+        bad = [v for v in values if not math.isfinite(v)]
+        if bad:
+            raise UserError(f"{prefix}tuning grid of {name!r} has {bad[0]!r}; give finite numbers")
+        if len(set(values)) != len(values):
+            raise UserError(f"{prefix}tuning grid of {name!r} repeats a value; give each value once")
+
+
+def grid_product(tune: Sequence[tuple[str, Sequence[float]]]) -> list[dict[str, float]]:
+    """Every point of a tuning grid as {setting: value}: the product of the settings' values, the first setting
+    slowest, in the order given (empty grid: no points)."""
+    import itertools
+
+    if not tune:
+        return []
+    names = [name for name, _ in tune]
+    return [dict(zip(names, point, strict=True)) for point in itertools.product(*(v for _, v in tune))]
