@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from metadisco.core.cells import pack_array, unpack_array
+from metadisco.core.errors import UserError
 from metadisco.meta import paired
 from metadisco.meta.baselines import measure_random
 from metadisco.meta.fitness import ppo_gap
@@ -111,6 +112,10 @@ def probe(step, repeats: int = 4, progress=None, store=None) -> dict:
     optional): each block's final returns are a cell, written as it finishes and read instead of trained when
     present, so a killed probe resumes where it stopped and ends as an uninterrupted one."""
     config = step.config
+    if config.fitness.tune:
+        raise UserError("the probe measures each seed's pair difference, which a best-of-grid fitness (fitness.tune) "
+                        "does not have; probe at one grid point instead: --set fitness=" + config.fitness.score
+                        + " --set tasks.0.train.lr=<a grid value>")
     P, devices = config.strategy.population_size, step.mesh.devices.size
     rows = paired.count_rows(P, devices)
     k = min(P // 2, (rows - 2) // 2)
