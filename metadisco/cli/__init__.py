@@ -43,6 +43,7 @@ COMMANDS = {
     "pbt": "pbt_cmd",
     "export": "export_cmd",
     "import": "import_cmd",
+    "catalogue": "catalogue_cmd",
 }
 
 

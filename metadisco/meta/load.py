@@ -10,6 +10,7 @@ from metadisco.core.coerce import coerce
 from metadisco.core.errors import UserError
 from metadisco.core.io import read_yaml
 from metadisco.core.schema import from_plain, with_overrides
+from metadisco.core.shipped import config_path
 from metadisco.meta.checks import check_meta_config
 from metadisco.meta.config import MetaConfig
 
@@ -30,8 +31,8 @@ def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = (), base_di
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> MetaConfig:
-    """Read a YAML config file; a missing or unparsable file is a `UserError`."""
-    path = Path(path)
+    """Read a YAML config file, or a recipe's by its name; a missing or unparsable file is a `UserError`."""
+    path = config_path(str(path))  # a recipe's name (`quickstart`) is its shipped file
     if not path.exists():
         raise UserError(f"no config file {str(path)!r}")
     return parse_config(read_yaml(path), overrides, path.parent)

@@ -1,4 +1,5 @@
-"""The OBJECTIVE argument of every command: a built-in name, an objective file or a meta-training run directory.
+"""The OBJECTIVE argument of every command: a built-in name, an objective file, a meta-training run directory or
+`catalogue:NAME`, a discovered objective that ships with metadisco (`metadisco catalogue` lists them).
 
 Run-directory contract (written by `metadisco meta-train`): RUN_DIR/objective_best.msgpack is the objective the
 run kept by meta-validation (when the config has a validation section), RUN_DIR/objective.msgpack the final ES
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from metadisco.core.errors import UserError, unknown_name_error
+from metadisco.core.shipped import CATALOGUE_PREFIX, catalogue_file
 from metadisco.objectives.objective import BUILTIN_OBJECTIVES, Objective
 
 RUN_OBJECTIVE = "objective.msgpack"
@@ -47,6 +49,9 @@ class Resolved:
 
 def resolve(name_or_path: str) -> Resolved:
     """A built-in name (`ppo`, `dpo`), an objective file or a run directory -> `Resolved`; else a `UserError`."""
+    if name_or_path.startswith(CATALOGUE_PREFIX):  # a discovery that ships with metadisco
+        file = catalogue_file(name_or_path)
+        return Resolved(name_or_path[len(CATALOGUE_PREFIX):], name_or_path, *_load(file), file=file)
     path = Path(name_or_path)
     if name_or_path in BUILTIN_OBJECTIVES:  # a name first: a directory called ppo is ./ppo
         objective = BUILTIN_OBJECTIVES[name_or_path]
