@@ -191,3 +191,34 @@ def bench_meta(populations=POPULATIONS, timesteps: int = 16_384) -> dict:
             "throughput": population_throughput(populations, timesteps),
             "es_overhead": es_overhead(16, timesteps),
             "memory_over_generations": memory_over_generations()}
+
+
+def tuned_generation_cost(config, repeats: int = 3, say=lambda message: None) -> dict:
+    """A tuned-fitness recipe's training generation against the same recipe without its grid (`fitness.tune`
+    dropped: each member at the task's own settings), alternating untuned and tuned `repeats` times after one
+    warm-up generation of each (compiling), on generations 1, 2, ...: medians and their ratio. On the CPU the
+    grid costs about its size (the work is rows x steps); on a GPU far less, while kernel launches bound it."""
+    from dataclasses import replace
+
+    from metadisco.meta.baselines import measure_baselines
+    from metadisco.meta.config import FitnessConfig
+
+    if not config.fitness.tune:
+        raise ValueError("the recipe has no fitness.tune grid to measure")
+    configs = {"untuned": replace(config, fitness=FitnessConfig(score=config.fitness.score)), "tuned": config}
+    steps = {name: GenerationStep(c) for name, c in configs.items()}
+    baselines = {name: measure_baselines(step.problem) for name, step in steps.items()}
+    states = {name: step.init() for name, step in steps.items()}
+    seconds: dict[str, list[float]] = {name: [] for name in steps}
+    for g in range(repeats + 1):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            states[name], _ = step(states[name], g, baselines[name])
+            if g:  # generation 0 compiles
+                seconds[name].append(time.perf_counter() - start)
+            say(f"  generation {g} {name}: {time.perf_counter() - start:.1f} s")
+    medians = {name: statistics.median(s) for name, s in seconds.items()}
+    grid = steps["tuned"].problem.grid
+    return {"grid": grid.labels(), "grid_size": grid.size, "seconds": seconds,
+            "median_untuned": medians["untuned"], "median_tuned": medians["tuned"],
+            "tuned_over_untuned": medians["tuned"] / medians["untuned"], "devices": steps["tuned"].devices}

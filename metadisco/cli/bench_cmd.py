@@ -42,6 +42,9 @@ def add_parser(sub, name):
                    help="with --meta: instead, seconds per training generation and per scoring generation (the ES mean "
                         "scored and validated) of each meta-training recipe, run as written for 6 generations, "
                         "scoring every 3 (e.g. experiments/quickstart.yaml,experiments/short_long_minatar.yaml)")
+    p.add_argument("--tuned", action="store_true",
+                   help="with --meta --recipes: instead, each recipe's training generation with its fitness.tune grid "
+                        "against the same recipe without it, alternating (--repeats each, after a compiling one)")
     p.add_argument("--memory", action="store_true",
                    help="instead: resident memory after generation 30 and 300 of a tiny meta-training run (not a "
                         "timing: it may run beside other work)")
@@ -173,6 +176,8 @@ def _recipes(args) -> int:
                         "experiments/quickstart.yaml")
     configs = {path: load_config(path) for path in args.recipes}  # every file checked before any is measured
     check_output_file(args.out)
+    if args.tuned:
+        return _tuned(args, configs)
     figures = {}
     for path, config in configs.items():
         say(f"bench meta: {path}, 6 generations, the ES mean scored every 3")
@@ -181,6 +186,27 @@ def _recipes(args) -> int:
             f"generation {fig['warm_seconds_per_scoring_generation']:.1f} ({fig['scoring_over_training']:.1f}x); "
             f"before generation 0 {fig['start_seconds']:.1f}")
     write_json(args.out, {"machine": bench_train.machine(), "generations": figures})
+    say(f"wrote {args.out}")
+    return 0
+
+
+def _tuned(args, configs: dict) -> int:
+    """bench --meta --recipes R --tuned: a tuned recipe's generation against its untuned twin, alternating."""
+    from metadisco.bench import train as bench_train
+    from metadisco.bench.meta import tuned_generation_cost
+    from metadisco.core.errors import UserError
+    from metadisco.core.io import write_json
+
+    untuned = [path for path, config in configs.items() if not config.fitness.tune]
+    if untuned:
+        raise UserError(f"--tuned: recipe {untuned[0]!r} has no fitness.tune grid; give recipes with tuned fitness")
+    figures = {}
+    for path, config in configs.items():
+        say(f"bench meta: {path}, a training generation tuned against untuned, alternating, {args.repeats} each")
+        fig = figures[path] = tuned_generation_cost(config, args.repeats, say)
+        say(f"  median seconds: untuned {fig['median_untuned']:.1f}, tuned {fig['median_tuned']:.1f} "
+            f"({fig['tuned_over_untuned']:.2f}x for a grid of {fig['grid_size']})")
+    write_json(args.out, {"machine": bench_train.machine(), "tuned_generations": figures})
     say(f"wrote {args.out}")
     return 0
 

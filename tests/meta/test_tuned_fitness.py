@@ -208,3 +208,15 @@ def test_the_probe_says_it_cannot_probe_a_best_of_grid_fitness():
 
     with pytest.raises(UserError, match="probe at one grid point instead: --set fitness=final_return"):
         probe(GenerationStep(parse_config(tiny(fitness=TUNED))))
+
+
+def test_the_bench_times_a_tuned_generation_against_its_untuned_twin(tmp_path):
+    tuned, untuned = tmp_path / "tuned.yaml", tmp_path / "untuned.yaml"
+    tuned.write_text(yaml.safe_dump(tiny(fitness=TUNED)))
+    untuned.write_text(yaml.safe_dump(TINY))
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--meta", "--recipes", str(untuned), "--tuned", "--out", str(out)]) == 2
+    assert main(["bench", "--meta", "--recipes", str(tuned), "--tuned", "--repeats", "2", "--out", str(out)]) == 0
+    (figure,) = json.loads(out.read_text())["tuned_generations"].values()
+    assert figure["grid_size"] == 3 and [len(s) for s in figure["seconds"].values()] == [2, 2]
+    assert figure["tuned_over_untuned"] == figure["median_tuned"] / figure["median_untuned"] > 0
