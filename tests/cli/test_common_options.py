@@ -34,7 +34,7 @@ def test_every_command_that_works_long_takes_the_common_options(command):
 
 
 def test_the_lists_cover_every_long_command():
-    assert set(LONG_WORK) | {"envs", "plot", "report", "inspect", "export", "import"} == set(COMMANDS)
+    assert set(LONG_WORK) | {"envs", "plot", "report", "inspect", "export", "import", "catalogue"} == set(COMMANDS)
 
 
 @pytest.mark.parametrize("argv", [["meta-train", "c.yaml", "--out", "o", "--no-progress"],
