@@ -24,3 +24,10 @@ metadisco --no-progress evaluate "grid=$OUT/grid/objective.msgpack" \
   --baselines "drawn=$OUT/drawn/objective.msgpack,untuned=results/quickstart/objective.msgpack,l2=results/value_loss_cartpole/l2.msgpack,ppo" \
   --envs CartPole-v1@65536 --seeds 32 --seed 1000 --score mean_return --tune "$GRID" --resume \
   --out "$OUT/eval_tuned" 2>&1 | tee "$OUT/eval_tuned.txt"
+# Step 2, declared 2026-11-28 after step 1 chose the grid's top (1e-2) for four of the five methods, before it ran:
+# the same judge on a grid that continues upward, {1e-2, 2e-2, 4e-2}, in its own directory, for the two learned
+# losses, L2 and PPO (whether L2's gain continues past the grid the learned losses were meta-trained on).
+metadisco --no-progress evaluate "grid=$OUT/grid/objective.msgpack" \
+  --baselines "drawn=$OUT/drawn/objective.msgpack,l2=results/value_loss_cartpole/l2.msgpack,ppo" \
+  --envs CartPole-v1@65536 --seeds 32 --seed 1000 --score mean_return --tune lr=1e-2,2e-2,4e-2 --resume \
+  --out "$OUT/eval_tuned_high" 2>&1 | tee "$OUT/eval_tuned_high.txt"
