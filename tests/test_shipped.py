@@ -40,7 +40,7 @@ def test_every_catalogue_objective_is_listed_once_and_loads_by_name():
     entries = shipped.catalogue()
     assert set(entries) == {p.stem for p in (ROOT / "results" / "objectives").glob("*.msgpack")}
     for name, entry in entries.items():
-        assert entry["what"] and entry["tuned"] and isinstance(entry["meta_trained_tuned"], bool)
+        assert entry["what"] and entry["tuned"] and entry["meta_training_lr"] in ("fixed", "drawn", "tuned")
         resolved = resolve(f"catalogue:{name}")
         assert resolved.label == name and resolved.file == entry["file"]
     with pytest.raises(UserError, match="unknown catalogue objective 'nope'.*short_long_minatar_talpo"):

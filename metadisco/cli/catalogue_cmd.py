@@ -18,6 +18,6 @@ def run(args) -> int:
     entries = shipped.catalogue()
     print(f"\ncatalogue ({len(entries)}): --objective {shipped.CATALOGUE_PREFIX}NAME, wherever an objective is taken")
     for name, entry in entries.items():
-        how = "meta-trained with tuned fitness" if entry.get("meta_trained_tuned") else "meta-trained at one lr"
-        print(f"  {name:34s} {entry['what']} ({how}). Tuned: {entry['tuned']}")
+        print(f"  {name:34s} {entry['what']} (meta-training lr: {entry['meta_training_lr']}). "
+              f"Tuned: {entry['tuned']}")
     return 0

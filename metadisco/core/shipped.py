@@ -58,7 +58,7 @@ def config_path(name_or_path: str) -> Path:
 
 
 def catalogue() -> dict[str, dict]:
-    """The catalogue's index (catalogue.yaml): {name: {what, meta_trained_tuned, tuned, file}}, each file checked
+    """The catalogue's index (catalogue.yaml): {name: {what, meta_training_lr, tuned, file}}, each file checked
     to be there."""
     folder = _folder("metadisco.catalogue")
     index = read_yaml(folder / "catalogue.yaml")
