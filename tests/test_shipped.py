@@ -22,7 +22,8 @@ def test_the_wheel_lists_every_package_and_maps_the_two_folders():
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     on_disk = {str(p.parent.relative_to(ROOT)).replace("/", ".") for p in (ROOT / "metadisco").rglob("__init__.py")}
     assert set(setuptools["packages"]) == on_disk | {"metadisco.recipes", "metadisco.catalogue"}
-    assert setuptools["package-dir"] == {"metadisco.recipes": "experiments", "metadisco.catalogue": "results/objectives"}
+    assert setuptools["package-dir"] == {"metadisco.recipes": "experiments",
+                                         "metadisco.catalogue": "results/objectives"}
 
 
 def test_a_recipe_by_name_is_its_file_and_a_path_still_works():
