@@ -24,7 +24,9 @@ def check_meta_config(config) -> None:
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
-    grid_size = len(_grid_points(config.fitness.tune)) or 1  # rows per member: one per grid point
+    from metadisco.meta.tuning import Grid
+
+    grid_size = Grid.of(config.fitness.tune).size  # rows per member: one per grid point
     _check_tasks(config.tasks, "tasks", population * grid_size, config.objective.algorithm)
     _check_tasks(config.validation.tasks, "validation.tasks", 2, config.objective.algorithm)
     held_out = {check_env_id(split_budget(spec)[0]) for spec in config.held_out_envs}
@@ -113,12 +115,6 @@ def _check_scale(scale, tasks, algorithm: str) -> None:
         for end in (0, 1):
             with_values(train_config, {name: getattr(train_config, name) * bounds[end]
                                        for name, bounds in scale.items()}, where)
-
-
-def _grid_points(tune) -> list:
-    from metadisco.trainers.hyper import grid_product
-
-    return grid_product(list(tune.items()))
 
 
 def _check_held_out_budgets(specs, algorithm: str) -> None:

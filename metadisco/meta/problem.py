@@ -314,8 +314,8 @@ class MetaProblem:
 
         With tuned fitness the point and PPO each train at every grid point (one call of these per point, the
         same compiled programs) and each is scored at its own best point; `last_choice` says which."""
-        at_points = [self._paired_means(meta, [self.grid.task_at(t, g) for t in tasks] if self.grid else tasks,
-                                        keys_of, min_rows) for g in range(self.grid.size)]
+        at_points = [self._paired_means(meta, self.grid.tasks_at(tasks, g), keys_of, min_rows)
+                     for g in range(self.grid.size)]
         per_task, choice = {}, {}
         for task in tasks:
             mine, mine_at = best_of([point[task.name][0] for point in at_points])
@@ -416,11 +416,10 @@ class MetaProblem:
         if self.paired:
             return self.score_paired(meta, self.tasks, self.fresh_keys, baselines, self.population_rows())[0]
         population = self._tile(hosts.to_global(meta, self.mesh))
-        at_points = []  # per grid point (one untuned), per task: the mean's mean return
+        at_points, keys = [], self._mean_keys()  # per grid point (one untuned), per task: the mean's mean return
         for g in range(self.grid.size):
-            tasks = [self.grid.task_at(t, g) for t in self.tasks] if self.grid else self.tasks
-            returns = [self.train_rows(task, population, keys) for task, keys in zip(tasks, self._mean_keys(),
-                                                                                     strict=True)]
+            tasks = self.grid.tasks_at(self.tasks, g)
+            returns = [self.train_rows(task, population, k) for task, k in zip(tasks, keys, strict=True)]
             # Every run counts as one seed of one point (the mean): average the finite runs of each task.
             at_points.append([seed_mean(r, None, diverged="skip") for r in returns])  # in the returns' precision
         per_task, chosen = best_of(np.stack(at_points, axis=-1))  # [T]: each task at the mean's best point

@@ -73,6 +73,10 @@ class Grid:
         config = with_values(task.train_config, self.points[index], f"fitness.tune ({task.name})")
         return replace(task, train_config=config)
 
+    def tasks_at(self, tasks: list, index: int) -> list:
+        """`tasks` at grid point `index` (`task_at`); untuned, `tasks` themselves."""
+        return [self.task_at(task, index) for task in tasks] if self.points else tasks
+
     def expand(self, rows):
         """Host rows (pytree, leaves [M, ...]) -> [M * G, ...]: each row repeated G times, row (r, g) at r * G + g."""
         return jax.tree.map(lambda x: np.repeat(np.asarray(x), self.size, axis=0), rows)
