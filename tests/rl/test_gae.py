@@ -1,5 +1,7 @@
+import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from metadisco.rl.gae import gae
 
@@ -35,3 +37,23 @@ def test_gae_without_episode_ends_matches_discounted_sum_of_deltas():
         deltas = r + gamma * nv - v
         expected = np.array([sum((gamma * lam) ** k * deltas[t + k] for k in range(T - t)) for t in range(T)])
         np.testing.assert_allclose(adv, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.slow  # 11 s on 2 cores
+def test_gae_unrolled_equals_one_step_per_iteration_bit_for_bit():
+    # Unrolling the reverse scan moves loop boundaries only: every step computes the same multiply-add, so the
+    # advantages are the same bits for any rollout, episode ends included.
+    rng = np.random.default_rng(0)
+    compiled = jax.jit(gae, static_argnames="unroll")
+    for trial in range(40):
+        t, n = (1, 5, 33, 64)[trial % 4], 3  # few shapes: each compiles the scan once per unroll
+        rewards, values, next_values = (jnp.asarray(rng.normal(size=(t, n)) * 10 ** rng.uniform(-3, 3), jnp.float32)
+                                        for _ in range(3))
+        terminated = jnp.asarray(rng.random((t, n)) < 0.1)
+        truncated = jnp.asarray(rng.random((t, n)) < 0.1)
+        gamma, lam = float(rng.uniform(0.8, 1.0)), float(rng.uniform(0.0, 1.0))
+        reference = compiled(rewards, values, next_values, terminated, truncated, gamma, lam, unroll=1)
+        for unroll in (2, 7, 16, 128):
+            unrolled = compiled(rewards, values, next_values, terminated, truncated, gamma, lam, unroll=unroll)
+            for a, b in zip(reference, unrolled, strict=True):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=f"trial {trial}, unroll {unroll}")
