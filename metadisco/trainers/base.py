@@ -80,6 +80,19 @@ class Trainer(NamedTuple):
     num_updates: int
 
 
+# Rollout steps per loop iteration where `TrainConfig.rollout_unroll` is 0, by platform. On a GPU every loop
+# iteration costs a round of kernel launches and a wait for the loop's condition; CartPole PPO on one H200 ran
+# 1.69x (1 seed) and 1.73x (16 seeds) faster at 8 steps per iteration than at 1, and 1.39x / 1.53x at 4
+# (results/bench/gpu/three_peers/levers.json). On the 2-core CPU 4 ran at 0.96x (results/bench/levers_cpu.json).
+ROLLOUT_UNROLL_BY_PLATFORM = {"gpu": 8}
+
+
+def rollout_unroll(config: TrainConfig) -> int:
+    """The rollout scan's steps per loop iteration: the config's, or its platform's when it is 0
+    (`ROLLOUT_UNROLL_BY_PLATFORM`, else 1), for the platform programs are built for (JAX's default backend)."""
+    return config.rollout_unroll or ROLLOUT_UNROLL_BY_PLATFORM.get(jax.default_backend(), 1)
+
+
 def resolve_hyper(hyper, defaults: Hyper | None) -> Hyper:
     """`hyper` as a `Hyper` of float32 arrays, or the config's own values (`defaults`) when it is None."""
     if hyper is None:

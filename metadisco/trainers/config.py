@@ -73,10 +73,10 @@ class TrainConfig:
     normalize_reward: bool = False
     # Fraction of the final updates whose finished episodes define the "final return".
     final_window: float = 0.05
-    # Rollout steps per loop iteration in the compiled scan: fewer loop round trips, but XLA fuses the unrolled
-    # steps differently, so the numbers differ in their last bits (and a run's path with them), and on this CPU it
-    # was slower (results/bench/levers_cpu.json: 0.96x at 4).
-    rollout_unroll: int = 1
+    # Rollout steps per loop iteration in the compiled scan; 0: by the platform the program is built for
+    # (`metadisco.trainers.base.rollout_unroll`: 8 on a GPU, 1 on a CPU). Unrolled steps fuse differently, so the
+    # numbers differ in their last bits (and a run's path with them) from the loop of one step.
+    rollout_unroll: int = 0
     # Deterministic evaluation episodes each trained agent plays after training (its mode; DiscoBench's and OPEN's
     # score, `metadisco.trainers.greedy`), reported as `Metrics.eval_return` and the `eval_return` fitness. 0: none.
     eval_episodes: int = 0
@@ -106,10 +106,14 @@ class TrainConfig:
         explicitly); sizes are bounded by int32 (they are loop lengths and array sizes under jit) and, together,
         by this machine's memory (`metadisco.core.limits`). A static config (every traced field None) has its static
         fields checked; its numbers are checked where they are made (`metadisco.trainers.hyper.with_values`)."""
-        for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches", "rollout_unroll"):
+        for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches"):
             if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
                 raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
             check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
+        if not is_number(self.rollout_unroll) or self.rollout_unroll < 0:
+            raise UserError(f"rollout_unroll must be a non-negative integer (0: by platform), got "
+                            f"{shorten(self.rollout_unroll)}")
+        check_int("rollout_unroll", self.rollout_unroll, 0, INT32_MAX, "an int32 size under jit")
         if not is_number(self.total_timesteps) or self.total_timesteps <= 0:
             raise UserError(f"timesteps must be positive, got {shorten(self.total_timesteps)}")
         check_int("timesteps", self.total_timesteps, 1)

@@ -27,7 +27,7 @@ from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs, OptimizerContext, ValueLossInputs
 from metadisco.rl.gae import gae
 from metadisco.rl.sgd import minibatch_epochs
-from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer
+from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
 from metadisco.trainers.hyper import split_config
@@ -126,7 +126,7 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
                 return (env_state, out.obs), (transition, step_sums(out))
 
             (env_state, obs), (transitions, episodes) = jax.lax.scan(
-                env_step, (state.env_state, state.obs), (noise, step_keys), unroll=config.rollout_unroll)
+                env_step, (state.env_state, state.obs), (noise, step_keys), unroll=rollout_unroll(config))
             return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(state: TrainState, _):

@@ -31,7 +31,7 @@ from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import TraceInputs, ValueLossInputs
 from metadisco.rl.q_lambda import q_lambda_returns
 from metadisco.rl.sgd import minibatch_epochs
-from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer
+from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
 from metadisco.trainers.hyper import split_config
@@ -107,7 +107,7 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
             (env_state, obs), (transitions, episodes) = jax.lax.scan(
                 env_step, (state.env_state, state.obs), (explore, random_actions, step_keys),
-                unroll=config.rollout_unroll)
+                unroll=rollout_unroll(config))
             return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(state: TrainState, _):
