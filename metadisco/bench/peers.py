@@ -15,6 +15,12 @@ Headline figures, CartPole-v1 with the `classic` preset (4 envs x 128 steps, tan
 - compile: seconds to trace and compile the one-seed program (no persistent cache: `bench` turns it off), wall
   and process CPU time (XLA compiles on several threads, so wall time depends on what else runs).
 
+PureJaxRL's `ppo.py` is the second peer of these three figures when its checkout is at hand
+(`metadisco.bench.purejaxrl`: `METADISCO_PUREJAXRL` or `bench --purejaxrl DIR`): its `make_train` as written, one
+seed jitted, 16 seeds vmapped, the population a vmap over 16 clip_eps values (a traced value in its config) x 2
+seeds. Each figure also gives every program's `ops` (`program_ops`: kernels of one pass through every loop body,
+and kernels per training update, from the compiled HLO: on a CPU XLA's CPU kernels, on a GPU its GPU kernels).
+
 Secondary: env-only steps/s (the env with random actions, the same wrappers and env count, one seed).
 
 MinAtar (`minatar` group; SpaceInvaders-MinAtar with the `minatar` preset, DiscoBench's PPO: 64 envs x 128 steps,
@@ -50,6 +56,7 @@ import time
 import jax
 import numpy as np
 
+from metadisco.bench import purejaxrl
 from metadisco.bench import rejax as peers
 from metadisco.bench.train import env_only_fn
 from metadisco.objectives import BUILTIN_OBJECTIVES
@@ -101,23 +108,61 @@ def _run_seconds(compiled, *args) -> float:
     return time.perf_counter() - start
 
 
-def _alternate(ours, theirs, steps: int, repeats: int) -> dict:
-    """Alternate two (compiled, args) pairs `repeats` times: env steps/s samples, medians and their ratio."""
-    samples = {"metadisco": [], "rejax": []}
-    busy = {"metadisco": [], "rejax": []}
+def _alternate(programs: dict, steps: int, repeats: int) -> dict:
+    """Alternate the (compiled, args) pairs of `programs` (metadisco's first, then rejax's, then any other peer's)
+    `repeats` times: env steps/s samples, medians, and metadisco's median over each peer's (`ratio` for rejax,
+    `<peer>_ratio` for the others)."""
+    samples = {name: [] for name in programs}
+    busy = {name: [] for name in programs}
     load = [_load()]
     for _ in range(repeats):
-        for name, (compiled, args) in (("metadisco", ours), ("rejax", theirs)):
+        for name, (compiled, args) in programs.items():
             cpu = time.process_time()
             seconds = _run_seconds(compiled, *args)
             samples[name].append(steps / seconds)
             busy[name].append((time.process_time() - cpu) / seconds)
     load.append(_load())
     med = {k: statistics.median(v) for k, v in samples.items()}
-    return {"env_steps": steps,
-            "metadisco_steps_per_second": med["metadisco"], "rejax_steps_per_second": med["rejax"],
-            "ratio": med["metadisco"] / med["rejax"], "samples": samples,
-            "cores_busy": {k: statistics.median(v) for k, v in busy.items()}, "load": load}
+    out = {"env_steps": steps, **{f"{name}_steps_per_second": med[name] for name in programs}}
+    for name in programs:
+        if name != "metadisco":
+            out["ratio" if name == "rejax" else f"{name}_ratio"] = med["metadisco"] / med[name]
+    return {**out, "samples": samples, "cores_busy": {k: statistics.median(v) for k, v in busy.items()},
+            "load": load}
+
+
+def program_ops(compiled, num_updates: int) -> dict:
+    """What one compiled program launches, from its optimised HLO (`metadisco.parallel.cost.kernel_count`; on a
+    CPU XLA's CPU kernels, on a GPU its GPU kernels): `ops`, the kernels of one pass through every loop body (each
+    body once: the program's size per loop iteration), and `kernels_per_update`, every body times its trip count
+    over the training updates (what one training iteration launches)."""
+    from metadisco.parallel.cost import kernel_count
+
+    text = compiled.as_text()
+    return {"ops": kernel_count(text), "kernels_per_update": kernel_count(text, trips=True) / num_updates}
+
+
+def _ops(programs: dict, num_updates: int) -> dict:
+    return {name: program_ops(compiled, num_updates) for name, (compiled, _) in programs.items()}
+
+
+# Why PureJaxRL's vmapped programs are counted but not timed on a CPU of several XLA host devices.
+PUREJAXRL_WEDGES = ("on a CPU split into several XLA host devices, PureJaxRL's vmapped program (16 seeds, a "
+                    "population) never returns: XLA's CPU thread pool wedges in it (reproduced here with 16 seeds on 2 "
+                    "host devices; it runs on 1; the known workaround, --xla_cpu_multi_thread_eigen=false, would slow "
+                    "the other programs), so on such a CPU its kernels are counted and its time is not taken")
+
+
+def _timed(programs: dict, vmapped: bool) -> dict:
+    """`programs` less PureJaxRL's when it is vmapped on a CPU of several host devices (`PUREJAXRL_WEDGES`)."""
+    if vmapped and jax.default_backend() == "cpu" and len(jax.devices()) > 1:
+        return {name: program for name, program in programs.items() if name != "purejaxrl"}
+    return programs
+
+
+def _with_purejaxrl(config) -> bool:
+    """Whether PureJaxRL's PPO is a peer of this figure: its checkout is at hand and its fixed network fits."""
+    return purejaxrl.available() and tuple(config.hidden_sizes) == (64, 64)
 
 
 def _network_only(env_id: str, config, runs: int, devices, figure: dict, repeats: int) -> dict:
@@ -144,12 +189,18 @@ def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = 
     keys = seed_keys(num_seeds)
     rejax_train = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}[algorithm](env_id, config)
     rejax_fn = jax.jit(jax.vmap(rejax_train)) if num_seeds > 1 else jax.jit(rejax_train)
-    rejax_args = (keys,) if num_seeds > 1 else (keys[0],)
-    theirs, _ = _compile(rejax_fn, *rejax_args)
+    peer_args = (keys,) if num_seeds > 1 else (keys[0],)
+    programs = {"metadisco": (ours, args), "rejax": (_compile(rejax_fn, *peer_args)[0], peer_args)}
+    if algorithm == "ppo" and _with_purejaxrl(config):
+        train = purejaxrl.purejaxrl_train(env_id, config)
+        fn = jax.jit(jax.vmap(train)) if num_seeds > 1 else jax.jit(train)
+        programs["purejaxrl"] = (_compile(fn, *peer_args)[0], peer_args)
     steps = num_seeds * config.num_updates * config.batch_size
     figure = {"env": env_id, "seeds": num_seeds, "timesteps_per_seed": config.num_updates * config.batch_size,
-              "metadisco_devices": len(devices),
-              **_alternate((ours, args), (theirs, rejax_args), steps, repeats)}
+              "metadisco_devices": len(devices), "ops": _ops(programs, config.num_updates),
+              **_alternate(_timed(programs, num_seeds > 1), steps, repeats)}
+    if set(programs) != set(_timed(programs, num_seeds > 1)):
+        figure["purejaxrl_not_timed"] = PUREJAXRL_WEDGES
     return _network_only(env_id, config, num_seeds, devices, figure, repeats) if network_only else figure
 
 
@@ -175,13 +226,20 @@ def population_figure(repeats: int, devices=None, shape: dict = QUICKSTART, netw
     population = config.strategy.population_size
     clip_eps = np.linspace(0.15, 0.25, population, dtype=np.float32)  # 16 PPO variants
     keys = np.broadcast_to(np.asarray(seed_keys(task.seeds)), (population, task.seeds, 2))
-    theirs, _ = _compile(jax.jit(peers.rejax_population(task.env, train_config)), clip_eps, keys)
+    programs = {"metadisco": (ours, args),
+                "rejax": (_compile(jax.jit(peers.rejax_population(task.env, train_config)), clip_eps, keys)[0],
+                          (clip_eps, keys))}
+    if _with_purejaxrl(train_config):
+        fn = jax.jit(purejaxrl.purejaxrl_population(task.env, train_config))
+        programs["purejaxrl"] = (_compile(fn, clip_eps, keys)[0], (clip_eps, keys))
     drift = shape["objective"]["drift"]
     figure = {"env": task.env, "population": population, "seeds": task.seeds,
               "timesteps_per_run": train_config.num_updates * train_config.batch_size,
               "objective": f"{drift['kind']} (hidden {drift['hidden']})", "rejax_variants": "clip_eps 0.15 ... 0.25",
-              "metadisco_devices": int(mesh.devices.size),
-              **_alternate((ours, args), (theirs, (clip_eps, keys)), steps, repeats)}
+              "metadisco_devices": int(mesh.devices.size), "ops": _ops(programs, train_config.num_updates),
+              **_alternate(_timed(programs, True), steps, repeats)}
+    if set(programs) != set(_timed(programs, True)):
+        figure["purejaxrl_not_timed"] = PUREJAXRL_WEDGES
     if not network_only:
         return figure
     return _network_only(task.env, train_config, population * task.seeds, list(mesh.devices.flat), figure, repeats)
@@ -237,14 +295,17 @@ def _with_roofline(figure: dict, flops: dict, peak: dict | None) -> dict:
 
     per_step = flops["flops_per_env_step"]
     return {**figure, "flops": flops,
-            "metadisco_roofline": roofline(per_step, figure["metadisco_steps_per_second"], peak),
-            "rejax_roofline": roofline(per_step, figure["rejax_steps_per_second"], peak)}
+            **{f"{name}_roofline": roofline(per_step, figure[f"{name}_steps_per_second"], peak)
+               for name in figure["samples"]}}
 
 
 def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: None,
-                figures: tuple[str, ...] = DEFAULT_PEER_FIGURES, peak: dict | None = None) -> dict:
+                figures: tuple[str, ...] = DEFAULT_PEER_FIGURES, peak: dict | None = None,
+                keep=lambda partial: None) -> dict:
     """The figures of the groups in `figures` (default `DEFAULT_PEER_FIGURES`); `say` reports progress; with `peak`
-    (`metadisco.bench.roofline.peak_flops`), FLOPs and the fraction of it for each throughput figure."""
+    (`metadisco.bench.roofline.peak_flops`), FLOPs and the fraction of it for each throughput figure. `keep(out)`
+    is called with the figures so far after each one, so that a run cut short (a lent machine's time limit) still
+    leaves them."""
     from metadisco.bench.roofline import flops_per_env_step
 
     def flops(algorithm="ppo", objective=None, env_id=ENV):
@@ -263,24 +324,34 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
         say(f"peers: 1 seed x {timesteps} steps, alternating metadisco / rejax {repeats} times")
         ppo_flops = flops()
         out["seeds_1"] = _with_roofline(seeds_figure(1, timesteps, repeats), ppo_flops, peak)
+        keep(out)
         say(f"peers: 16 seeds x {timesteps} steps")
         out["seeds_16"] = _with_roofline(seeds_figure(16, timesteps, repeats), ppo_flops, peak)
+        keep(out)
         say("peers: a meta-training population in the quickstart's shape (16 members x 2 seeds x 16,384 steps)")
         out["population"] = _with_roofline(population_figure(repeats), population_flops(QUICKSTART), peak)
+        keep(out)
         say("peers: compile seconds, 1 seed")
         out["compile"] = compile_figure(timesteps, max(2, repeats - 1))
+        keep(out)
         say("peers: env only")
         out["env_only_seeds_1"] = env_only_figure(timesteps, repeats)
+        keep(out)
         head.update({
             "seeds_1_ratio": out["seeds_1"]["ratio"], "seeds_16_ratio": out["seeds_16"]["ratio"],
             "population_ratio": out["population"]["ratio"], "compile_ratio": out["compile"]["ratio"],
+            **{f"{name}_purejaxrl_ratio": out[name].get("purejaxrl_ratio")
+               for name in ("seeds_1", "seeds_16", "population") if "purejaxrl" in out[name]["ops"]},
+            "ops": {name: out[name]["ops"] for name in ("seeds_1", "seeds_16", "population")},
             "targets": {"seeds_1_ratio": ">= 1.0", "seeds_16_ratio": ">= 1.5", "population_ratio": ">= 1.5",
                         "compile_ratio": "<= 1.2"}})
     if "pqn" in figures:
         say(f"peers: PQN, 1 and 16 seeds x {timesteps} steps (pqn_classic: 32 envs x 64 steps, 2 x 256 LayerNorm)")
         pqn_flops = flops("pqn")
         out["pqn_seeds_1"] = _with_roofline(seeds_figure(1, timesteps, repeats, "pqn"), pqn_flops, peak)
+        keep(out)
         out["pqn_seeds_16"] = _with_roofline(seeds_figure(16, timesteps, repeats, "pqn"), pqn_flops, peak)
+        keep(out)
         head.update({"pqn_seeds_1_ratio": out["pqn_seeds_1"]["ratio"],
                      "pqn_seeds_16_ratio": out["pqn_seeds_16"]["ratio"]})
     if "minatar" in figures:
@@ -289,11 +360,13 @@ def bench_peers(timesteps: int = 262_144, repeats: int = 3, say=lambda message: 
         for n in (1, 16):
             out[f"minatar_seeds_{n}"] = _with_roofline(
                 seeds_figure(n, timesteps, repeats, env_id=MINATAR_ENV, network_only=True), minatar_flops, peak)
+            keep(out)
         say("peers: a meta-training population in short_long_minatar's shape (16 members x 156,250 Breakout steps, "
             "TA-LPO), with the network alone")
         out["minatar_population"] = _with_roofline(
             population_figure(repeats, shape=SHORT_LONG_MINATAR, network_only=True),
             population_flops(SHORT_LONG_MINATAR), peak)
+        keep(out)
         head.update({f"minatar_{name}_ratio": out[f"minatar_{name}"]["ratio"]
                      for name in ("seeds_1", "seeds_16", "population")})
     out["load_after"] = _load()

@@ -30,6 +30,9 @@ def add_parser(sub, name):
                         "compile, env only), pqn (1 and 16 seeds against rejax's PQN) and minatar (SpaceInvaders: 1 "
                         "and 16 seeds, a short_long_minatar-shaped population, each with its network-only bound; about "
                         "30 min on 2 cores); default ppo,pqn")
+    p.add_argument("--purejaxrl", default=None, metavar="DIR",
+                   help="with --peers: PureJaxRL's PPO as a second peer of the CartPole figures, from DIR, the "
+                        "purejaxrl/ folder of its checkout (default: $METADISCO_PUREJAXRL, else left out)")
     p.add_argument("--only-peers", action="store_true",
                    help="with --peers: write the peer figures alone (skip the per-env cases and learned pieces)")
     p.add_argument("--repeats", type=positive_int("--repeats"), default=3,
@@ -112,6 +115,14 @@ def run(args) -> int:
 
         if not peers.available():
             raise UserError("bench --peers needs rejax: pip install -e '.[bench]'")
+        if args.purejaxrl is not None:
+            import os
+            from pathlib import Path
+
+            from metadisco.bench import purejaxrl
+
+            purejaxrl.check_source(Path(args.purejaxrl))
+            os.environ[purejaxrl.SOURCE_VARIABLE] = str(Path(args.purejaxrl).resolve())
     from metadisco.bench.roofline import peak_flops
 
     say("bench: this machine's peak, a float32 matrix product on every device")
@@ -121,12 +132,23 @@ def run(args) -> int:
     if args.peers:  # first: the headline figures
         from metadisco.bench.peers import bench_peers
 
-        figures = results["peers"] = bench_peers(args.timesteps or 262_144, args.repeats, say, peer_figures, peak)
+        figures = results["peers"] = bench_peers(
+            args.timesteps or 262_144, args.repeats, say, peer_figures, peak,
+            keep=lambda partial: write_json(args.out, {**results, "peers": partial, "partial": True}))
         head = figures["headline"]
         if "seeds_1_ratio" in head:
             say(f"  metadisco / rejax: 1 seed {head['seeds_1_ratio']:.2f}x, 16 seeds {head['seeds_16_ratio']:.2f}x, "
                 f"population {head['population_ratio']:.2f}x (steps/s); compile {head['compile_ratio']:.2f}x "
                 "(seconds)")
+        if "seeds_1_purejaxrl_ratio" in head:
+            say("  metadisco / PureJaxRL: " + ", ".join(
+                f"{name.removesuffix('_purejaxrl_ratio').replace('_', ' ')} "
+                + ("not timed" if ratio is None else f"{ratio:.2f}x")
+                for name, ratio in head.items() if name.endswith("_purejaxrl_ratio")))
+        if "ops" in head:
+            say("  kernels per training update (metadisco / rejax / PureJaxRL where run): " + "; ".join(
+                f"{figure} " + " / ".join(f"{ops['kernels_per_update']:,.0f}" for ops in by_peer.values())
+                for figure, by_peer in head["ops"].items()))
         if "pqn_seeds_1_ratio" in head:
             say(f"  PQN, metadisco / rejax: 1 seed {head['pqn_seeds_1_ratio']:.2f}x, 16 seeds "
                 f"{head['pqn_seeds_16_ratio']:.2f}x (steps/s)")
@@ -216,8 +238,8 @@ def _peer_figures(args) -> tuple[str, ...]:
     from metadisco.bench.peers import DEFAULT_PEER_FIGURES, PEER_FIGURES
     from metadisco.core.errors import UserError, shorten
 
-    if not args.peers and (args.only_peers or args.peer_figures is not None):
-        raise UserError("--only-peers and --peer-figures choose peer figures: add --peers")
+    if not args.peers and (args.only_peers or args.peer_figures is not None or args.purejaxrl is not None):
+        raise UserError("--only-peers, --peer-figures and --purejaxrl choose peer figures: add --peers")
     if args.peer_figures is None:
         return DEFAULT_PEER_FIGURES
     groups = tuple(g.strip() for g in args.peer_figures.split(",") if g.strip())

@@ -38,19 +38,39 @@ def test_minatar_population_figure_has_short_long_minatars_shape():
 
 def test_alternate_interleaves_and_takes_the_ratio_of_medians(monkeypatch):
     calls = []
-    seconds = {"ours": iter([1.0, 0.5, 0.25]), "theirs": iter([2.0, 2.0, 1.0])}
+    seconds = {"ours": iter([1.0, 0.5, 0.25]), "theirs": iter([2.0, 2.0, 1.0]), "third": iter([1.0, 1.0, 1.0])}
 
     def fake_run(compiled, *args):
         calls.append(compiled)
         return next(seconds[compiled])
 
     monkeypatch.setattr(bench_peers, "_run_seconds", fake_run)
-    out = bench_peers._alternate(("ours", ()), ("theirs", ()), steps=100, repeats=3)
-    assert calls == ["ours", "theirs"] * 3
+    programs = {"metadisco": ("ours", ()), "rejax": ("theirs", ()), "purejaxrl": ("third", ())}
+    out = bench_peers._alternate(programs, steps=100, repeats=3)
+    assert calls == ["ours", "theirs", "third"] * 3
     assert out["metadisco_steps_per_second"] == 200.0 and out["rejax_steps_per_second"] == 50.0
     assert out["ratio"] == 4.0 and out["samples"]["metadisco"] == [100.0, 200.0, 400.0]
+    assert out["purejaxrl_steps_per_second"] == 100.0 and out["purejaxrl_ratio"] == 2.0
 
 
+def test_program_ops_counts_loop_bodies_once_and_times_their_trips():
+    # A scan of 7 iterations whose body is one fused elementwise kernel and one matrix product: one pass launches
+    # the body's kernels, the whole program 7 times them (per update: over the updates the caller names).
+    def program(x, w):
+        def body(carry, _):
+            return jnp.tanh(carry @ w) * 2.0 + 1.0, None
+        return jax.lax.scan(body, x, None, 7)[0]
+
+    x = jnp.ones((4, 8))
+    compiled = jax.jit(program).lower(x, jnp.ones((8, 8))).compile()
+    ops = bench_peers.program_ops(compiled, num_updates=7)
+    assert ops["ops"] >= 2
+    whole = bench_peers.program_ops(compiled, num_updates=1)["kernels_per_update"]
+    assert whole == pytest.approx(7 * ops["kernels_per_update"])
+    assert whole >= 7 * 2
+
+
+@pytest.mark.slow  # 21 s on 2 cores
 def test_each_compile_sample_traces_anew(monkeypatch):
     # Not from the memoised program builder or JAX's in-memory caches (a repeat then took 0.3 ms, tracing
     # included): every sample traces again. The suite's persistent compilation cache, which `bench` turns off,
@@ -105,3 +125,53 @@ def test_five_value_step_merges_termination_and_truncation():
 
     obs, state, reward, done, info = FiveValueStep(Env()).step(None, "s", 0)
     assert (obs, state, reward, info) == ("obs", "s", 1.0, {}) and bool(done)
+
+
+def _purejaxrl_checkout(tmp_path):
+    """PureJaxRL's ppo.py and wrappers.py, when a checkout is at hand (METADISCO_PUREJAXRL); the test is skipped
+    otherwise, as rejax's are without the `bench` extra."""
+    from metadisco.bench import purejaxrl
+
+    if not purejaxrl.available():
+        pytest.skip("PureJaxRL's checkout is not at hand (set METADISCO_PUREJAXRL to its purejaxrl/ folder)")
+    return purejaxrl
+
+
+def test_purejaxrl_peer_takes_our_settings_and_learns(tmp_path):
+    purejaxrl = _purejaxrl_checkout(tmp_path)
+    from metadisco.runs.seeds import resolve_config
+
+    config = resolve_config("CartPole-v1", timesteps=100_000)
+    assert purejaxrl.purejaxrl_config("CartPole-v1", config)["NUM_ENVS"] == config.num_envs
+    out = jax.jit(jax.vmap(purejaxrl.purejaxrl_train("CartPole-v1", config)))(jax.random.split(jax.random.key(0), 3))
+    metrics = out["metrics"]
+    returns, done = np.asarray(metrics["returned_episode_returns"]), np.asarray(metrics["returned_episode"])
+    final = [returns[s, -20:][done[s, -20:]].mean() for s in range(3)]
+    assert min(final) > 150, final  # random play scores about 20
+
+
+def test_purejaxrl_source_must_hold_its_files(tmp_path):
+    from metadisco.bench import purejaxrl
+    from metadisco.core.errors import UserError
+
+    (tmp_path / "ppo.py").write_text("")
+    with pytest.raises(UserError, match="wrappers.py"):
+        purejaxrl.check_source(tmp_path)
+    with pytest.raises(UserError, match="64 x 64"):
+        purejaxrl.purejaxrl_config("CartPole-v1", TrainConfig(hidden_sizes=(32,)))
+
+
+def test_bench_peers_keeps_each_figure_as_it_is_measured(monkeypatch):
+    # A run cut short (a lent GPU's time limit) must still leave the figures measured so far: `keep` sees them grow.
+    def figure(*args, **kwargs):
+        return {"ratio": 1.0, "ops": {"metadisco": {}}, "samples": {"metadisco": [1.0]}}
+
+    for name in ("seeds_figure", "population_figure", "compile_figure", "env_only_figure"):
+        monkeypatch.setattr(bench_peers, name, figure)
+    kept = []
+    bench_peers.bench_peers(timesteps=1024, repeats=1, figures=("ppo",), keep=lambda out: kept.append(sorted(out)))
+    figures = [[k for k in keys if k in ("seeds_1", "seeds_16", "population", "compile", "env_only_seeds_1")]
+               for keys in kept]
+    assert figures == [["seeds_1"], ["seeds_1", "seeds_16"], ["population", "seeds_1", "seeds_16"],
+                       ["compile", "population", "seeds_1", "seeds_16"],
+                       ["compile", "env_only_seeds_1", "population", "seeds_1", "seeds_16"]]
