@@ -9,3 +9,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD
 export XLA_PYTHON_CLIENT_PREALLOCATE=false   # several processes (tests) share the one GPU
+# step LIMIT NAME CMD...: run CMD under a time limit, its output in $OUT/NAME.log, its status, wall time and tail here.
+step() { local limit=$1 name=$2; shift 2; echo "=== $name (limit ${limit}s) $(date +%T)";
+         local t0=$(date +%s.%N); timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?;
+         echo "=== $name rc=$rc wall $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s"; tail -8 "$OUT/$name.log"; }
