@@ -34,6 +34,7 @@ def test_the_catalogue_has_objectives_and_each_has_a_readme_row():
         assert f"`{path.name}`" in readme, f"{path.name} has no row in results/objectives/README.md"
 
 
+@pytest.mark.slow  # 19 s on 2 cores
 @pytest.mark.parametrize("path", KINDS, ids=[p.stem for p in KINDS])
 def test_inspect_and_plot_read_every_kind_of_catalogue_file(path, tmp_path, capsys):
     assert main(["inspect", str(path), "--json"]) == 0
@@ -44,6 +45,7 @@ def test_inspect_and_plot_read_every_kind_of_catalogue_file(path, tmp_path, caps
     assert pngs and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
 
 
+@pytest.mark.slow  # 77 s on 2 cores
 def test_evaluate_trains_every_kind_of_catalogue_file_beside_ppo_and_dpo(tmp_path):
     first, *others = KINDS
     baselines = ",".join([f"{p.stem}={p}" for p in others] + ["ppo", "dpo"])

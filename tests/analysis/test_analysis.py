@@ -104,6 +104,7 @@ def _assert_png(path):
     assert image[..., :3].std() > 0.05  # not blank
 
 
+@pytest.mark.slow  # 30 s on 2 cores
 def test_plot_builtin_and_lpo(tmp_path):
     assert main(["plot", "dpo", "--out", str(tmp_path / "dpo")]) == 0
     names = {p.name for p in (tmp_path / "dpo").iterdir()}
@@ -116,6 +117,7 @@ def test_plot_builtin_and_lpo(tmp_path):
         _assert_png(path)
 
 
+@pytest.mark.slow  # 30 s on 2 cores
 def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
     (learned_run / "eval").mkdir()
     (learned_run / "eval" / "eval.md").write_text("| env | method | mean |\n|---|---|---|\n| CartPole-v1 | x | 1 |\n")
@@ -135,6 +137,7 @@ def test_report_of_a_run_directory_draws_every_figure(learned_run, capsys):
     assert "## Distilled forms" in report and (learned_run / "distil" / "distilled.msgpack").is_file()
 
 
+@pytest.mark.slow  # 14 s on 2 cores
 def test_report_of_a_run_that_learns_only_the_optimiser_distils_nothing(tmp_path):
     """PPO's drift in an optimiser-only run was not learned: the report says so instead of fitting its closed
     form, and draws the rest."""
@@ -156,6 +159,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 4
 
 
+@pytest.mark.slow  # 21 s on 2 cores
 def test_distilled_file_trains_and_retained_performance(tmp_path):
     out = tmp_path / "distil"
     assert main(["distil", "dpo", "--out", str(out), "--evaluate-on", "CartPole-v1", "--seeds", "2",
@@ -173,6 +177,7 @@ def test_distilled_file_trains_and_retained_performance(tmp_path):
     assert loaded.drift.name == "expression" and result["objective_spec"]["drift"]["kind"] == "expression"
 
 
+@pytest.mark.slow  # 16 s on 2 cores
 def test_weighted_distillation_collects_training_histogram(tmp_path):
     out = tmp_path / "weighted"
     assert main(["distil", "dpo", "--weighted-by-env", "CartPole-v1", "--collect-timesteps", "512", *TINY,

@@ -53,6 +53,7 @@ def optimiser_step():
     return jax.jit(step, static_argnums=(7,))
 
 
+@pytest.mark.slow  # 18 s on 2 cores
 def test_the_surface_is_the_optimisers_own_update():
     """For random meta, parameters, gradients, momenta (six timescales), GRU states, activations and
     proportions: the surface's step plus its noise scale times the optimiser's own normal draw, after OPEN's
@@ -200,6 +201,7 @@ def _titled(save, titles: dict):
     return saved
 
 
+@pytest.mark.slow  # 77 s on 2 cores
 def test_plot_draws_opens_figures_for_a_random_objective(env_plot):
     """OPEN's own figures instead of optimizer.png (which steps an optimiser without a trainer's context). That
     nothing trains without --env is test_analysis.py's test_plot_builtin_and_lpo (its exact set of names)."""
@@ -211,6 +213,7 @@ def test_plot_draws_opens_figures_for_a_random_objective(env_plot):
         _assert_png(out / name)
 
 
+@pytest.mark.slow  # 19 s on 2 cores
 def test_dormancy_runs_train_open_and_adam(dormancy_result):
     """`dormancy_runs` checked: both optimisers, a fraction per update, and Adam wrapped by the recorder trains
     as Adam alone (the recorder returns Adam's updates unchanged and keeps the minibatch permutations)."""
@@ -248,6 +251,7 @@ def test_plot_env_refuses_a_td_objective(tmp_path, capsys):
 
 
 
+@pytest.mark.slow  # 28 s on 2 cores
 def test_a_residual_objectives_figures_say_they_draw_the_residual(env_plot, tmp_path, monkeypatch):
     """With `residual: true` the surface is the term subtracted from Adam's update (at the ES's start: zero, a flat
     surface, while the optimiser is Adam): `plot` titles its figures so, and an OPEN-as-published file's not."""

@@ -22,6 +22,7 @@ def tiny_recipe(validation: bool) -> dict:
     return recipe
 
 
+@pytest.mark.slow  # 36 s on 2 cores
 @pytest.mark.parametrize("validation", [False, True], ids=["scored", "scored_and_validated"])
 def test_generations_are_told_apart_and_compiling_is_taken_out(validation):
     fig = generation_seconds(parse_config(tiny_recipe(validation)), every=2, scorings=2)

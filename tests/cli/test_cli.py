@@ -49,6 +49,7 @@ def test_bad_input_gives_one_line_and_status_2(capsys, tmp_path, argv, message):
     assert not (tmp_path / "out" / "summary.json").exists()
 
 
+@pytest.mark.slow  # 12 s on 2 cores
 def test_train_writes_summary(capsys, tmp_path):
     code, _, err = run_cli(capsys, "train", "--env", "CartPole-v1", "--objective", "dpo", "--seeds", "2",
                            "--timesteps", "256", "--out", str(tmp_path), *TINY_SET)
@@ -61,6 +62,7 @@ def test_train_writes_summary(capsys, tmp_path):
     assert summary["devices"] == 2  # one per seed: the session (conftest) has 4
 
 
+@pytest.mark.slow  # 18 s on 2 cores
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_devices_option_before_or_after_the_command(capsys, tmp_path, where):
     args = ["train", "--env", "CartPole-v1", "--seeds", "3", "--timesteps", "256", "--out", str(tmp_path), *TINY_SET]
@@ -86,6 +88,7 @@ def test_console_script_exit_status():
     assert proc.stderr.strip().splitlines()[-1].startswith("metadisco train: error: unknown env 'Nope-v0'")
 
 
+@pytest.mark.slow  # 57 s on 2 cores
 def test_fresh_process_uses_every_core_and_the_compilation_cache(tmp_path):
     """A real start: no XLA_FLAGS, so one device per core; the cache under XDG_CACHE_HOME serves the second run,
     and not a third with --no-compile-cache (the same program otherwise)."""

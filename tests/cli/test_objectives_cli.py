@@ -3,6 +3,7 @@
 import json
 
 import jax
+import pytest
 
 from metadisco.cli import main
 from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, save_objective
@@ -33,6 +34,7 @@ def test_inspect_errors_are_one_line(tmp_path, capsys):
     assert main(["inspect", "lpoo"]) == 2
 
 
+@pytest.mark.slow  # 17 s on 2 cores
 def test_train_runs_an_objective_file(tmp_path):
     objective = Objective(drift=DRIFTS.make("dpo", alpha=1.5))
     path = save_objective(tmp_path / "dpo.msgpack", objective, objective.zero_meta())

@@ -64,6 +64,7 @@ def test_a_lock_whose_holder_was_killed_is_taken_over_and_said(holder, tmp_path,
     assert not (run / rundir_lock.LOCK).exists()  # released cleanly at the end of the command
 
 
+@pytest.mark.slow  # 12 s on 2 cores
 def test_readers_never_block(holder, tmp_path, capsys):
     run = tmp_path / "run"
     dpo = BUILTIN_OBJECTIVES["dpo"]

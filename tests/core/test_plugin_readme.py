@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from tiny_meta import tiny
 
@@ -30,6 +31,7 @@ def metadisco(cwd, *argv) -> subprocess.CompletedProcess:
     return subprocess.run([*METADISCO, *argv], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # 36 s on 2 cores
 def test_the_readme_plugin_runs_as_written_from_its_directory(tmp_path):
     (tmp_path / "my_drifts.py").write_text(readme_plugin())
     config = tiny(plugins=["my_drifts"], objective={"drift": {"kind": "scaled_ppo"}}, generations=1, tasks=[SMALL])
@@ -46,6 +48,7 @@ def test_the_readme_plugin_runs_as_written_from_its_directory(tmp_path):
     assert "scaled_ppo" in shown.stdout and "(plugin my_drifts)" in shown.stdout
 
 
+@pytest.mark.slow  # 11 s on 2 cores
 def test_a_config_finds_the_plugin_beside_it_from_another_directory(tmp_path):
     (tmp_path / "exp").mkdir()
     (tmp_path / "exp" / "my_drifts.py").write_text(readme_plugin())

@@ -51,6 +51,7 @@ def run_dir(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # 21 s on 2 cores
 def test_a_plugin_drift_meta_trains_and_its_file_names_the_plugin(run_dir):
     lines = (run_dir / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["generation"] for line in lines] == [0, 1]
@@ -70,6 +71,7 @@ def test_inspect_names_the_plugin(run_dir, capsys):
     assert "scaled_ppo" in (out := capsys.readouterr().out) and "(plugin plugin_example)" in out
 
 
+@pytest.mark.slow  # 41 s on 2 cores
 def test_evaluate_and_plot_a_plugin_objective(run_dir, tmp_path):
     out = tmp_path / "eval"
     assert main(["evaluate", str(run_dir), "--plugin", "plugin_example", "--envs", "CartPole-v1", "--seeds", "2",

@@ -107,6 +107,7 @@ def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
         CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
 
 
+@pytest.mark.slow  # 31 s on 2 cores
 def test_reported_runs_are_the_chosen_cells(tuned):
     for rule, (report, runs, _) in tuned.items():
         for label in ("dpo", "ppo"):

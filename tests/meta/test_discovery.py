@@ -194,6 +194,7 @@ def test_ppo_normalised_invariants():
                                    1 + (score - ppo) / ppo_gap(ppo, random))
 
 
+@pytest.mark.slow  # 165 s on 2 cores
 def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     step = GenerationStep(parse_config(discover()))
     # any scale: PPO's own score is 1 + 0 / scale
@@ -211,6 +212,7 @@ def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)
 
 
+@pytest.mark.slow  # 88 s on 2 cores
 def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
     """With PPO's side measured once per run, the ES mean's evaluation trains the mean alone (4 rows instead of
     6 on 2 devices), and every figure is bit for bit what the paired call of (mean, PPO) pairs gives."""
@@ -238,6 +240,7 @@ def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
     assert calls == [4, 4, 4]  # the first point, PPO once, the second point: every call of 4 rows
 
 
+@pytest.mark.slow  # 32 s on 2 cores
 def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once(tmp_path, monkeypatch):
     """Where the paired call would give each device one row (one validation pair on two devices), each validation
     task trains the point alone in a one-device program, task j on device j, and PPO's side is trained once per
@@ -439,6 +442,7 @@ def test_probe_reports_every_task_and_a_verdict(full_run):
     assert report["pairs_probed"] == 2 and 0 <= report["effective_pairs"] <= 2
 
 
+@pytest.mark.slow  # 39 s on 2 cores
 def test_a_validation_that_never_scores_keeps_nothing_and_the_run_ends(tmp_path, capsys):
     """Acrobot's episodes last up to 500 steps; 512 steps over 4 envs end none, so every validation score is
     None. The run must still end (it once crashed at its last generation, loading an objective_best.msgpack that

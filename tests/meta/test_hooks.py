@@ -24,6 +24,7 @@ def test_record_carries_facts_it_does_not_know():
     assert record.to_plain() == {"from_a_newer_version": [1, 2], "fitness_of_initial_mean": 1.0}
 
 
+@pytest.mark.slow  # 24 s on 2 cores
 @pytest.mark.parametrize("eval_every", [1, 2])
 def test_the_es_mean_is_computed_once_per_generation(tmp_path, monkeypatch, eval_every):
     calls = []

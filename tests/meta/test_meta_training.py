@@ -108,6 +108,7 @@ def test_indivisible_population_is_an_error():
     ("PGPE", {}),
     ("SimpleGA", {"lr": None}),
 ])
+@pytest.mark.slow  # 21 s on 2 cores
 def test_one_generation_of_each_strategy(tmp_path, name, extra):
     config = tiny(generations=1)
     config["strategy"] = {**config["strategy"], "name": name, **extra}
@@ -161,6 +162,7 @@ def test_every_strategy_survives_diverged_members(name, extra):
     assert np.all(np.isfinite(np.asarray(strategy.solution(state)["w"])))
 
 
+@pytest.mark.slow  # 71 s on 2 cores
 def test_several_tasks_are_normalised_by_a_measured_ppo_baseline(tmp_path):
     acrobot = {**TINY["tasks"][0], "env": "Acrobot-v1", "timesteps": 4096}  # its episodes last up to 500 steps
     config = tiny(tasks=[TINY["tasks"][0], acrobot], held_out_envs=["Pendulum-v1"], generations=1, baseline_seeds=2,
@@ -195,6 +197,7 @@ def test_run_directory_contents(reference_run):
         "gen_000002.msgpack", "gen_000003.msgpack"]
 
 
+@pytest.mark.slow  # 24 s on 2 cores
 def test_sharded_equals_one_device(reference_run, tmp_path):
     meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=make_mesh(jax.devices()[:1]), progress=False)
     assert fitness_columns(read_metrics(tmp_path)) == fitness_columns(read_metrics(reference_run))

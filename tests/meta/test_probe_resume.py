@@ -3,12 +3,14 @@ resumed probe trains only the missing blocks and writes the report an uninterrup
 
 import json
 
+import pytest
 import yaml
 
 from metadisco.cli import main
 from tests.tiny_meta import tiny
 
 
+@pytest.mark.slow  # 29 s on 2 cores
 def test_a_resumed_probe_writes_the_uninterrupted_report(tmp_path, capsys):
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(tiny()))

@@ -203,6 +203,7 @@ def test_exported_optimizer_updates_equal_the_piece(tmp_path, kind, options):
             np.testing.assert_array_equal(np.asarray(b), np.asarray(a))
 
 
+@pytest.mark.slow  # 36 s on 2 cores
 @pytest.mark.parametrize("residual", [False, True])
 def test_exported_open_steps_equal_the_piece(tmp_path, residual):
     """OPEN's export, given the context metadisco's trainer gives it (an ActorCritic's layout and activations),
@@ -288,6 +289,7 @@ def trainer_loss_fn(config, env, objective):
 DISCOBENCH_CASES = [("ppo", "CartPole-v1"), ("dpo", "CartPole-v1"), ("lpo", "CartPole-v1"), ("talpo", "Pendulum-v1")]
 
 
+@pytest.mark.slow  # 19 s on 2 cores
 @pytest.mark.parametrize("kind,env_id", DISCOBENCH_CASES)
 def test_discobench_loss_equals_the_trainer_loss(tmp_path, kind, env_id):
     env = make_env(env_id)

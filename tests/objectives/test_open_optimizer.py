@@ -142,6 +142,7 @@ def test_meta_tree_and_flattening_order_are_flaxs(gru, hidden):
     assert O.sizes_for_length(vector.size) == ((gru, hidden) if (gru, hidden) != (3, 5) else None)
 
 
+@pytest.mark.slow  # 15 s on 2 cores
 @pytest.mark.parametrize("seed", SEEDS)
 def test_gru_and_mlp_equal_flax_for_random_meta(seed):
     k = jax.random.split(jax.random.PRNGKey(100 + seed), 4)
@@ -197,6 +198,7 @@ def test_dormancy_is_unit_activation_over_the_layer_mean():
 
 # ----- updates for many random inputs -----
 
+@pytest.mark.slow  # 22 s on 2 cores
 @pytest.mark.parametrize("discrete", [True, False])
 def test_updates_have_params_shapes_and_zero_mean(discrete):
     piece = OPTIMIZERS.make("open")
@@ -235,6 +237,7 @@ def test_the_hidden_start_still_gives_zero_updates(discrete):
             assert not np.any(flat(updates))
 
 
+@pytest.mark.slow  # 10 s on 2 cores
 @pytest.mark.parametrize("discrete", [True, False])
 def test_residual_at_zero_meta_is_adam_exactly(discrete):
     piece = OPTIMIZERS.make("open", residual=True)
@@ -279,6 +282,7 @@ def test_noise_reaches_the_actor_only(discrete):
         jax.tree.map(np.testing.assert_array_equal, a, b)
 
 
+@pytest.mark.slow  # 17 s on 2 cores
 def test_towers_are_clipped_separately():
     params = base_params(True)
     mask, _ = optimizer_layout(params)
@@ -326,6 +330,7 @@ def test_options_are_checked():
 
 # ----- the trainer's seam -----
 
+@pytest.mark.slow  # 21 s on 2 cores
 def test_layout_and_activations_follow_each_tower():
     for discrete in (True, False):
         network, params = agent(jax.random.PRNGKey(1), discrete)
@@ -375,6 +380,7 @@ def trainer(objective):
     return jax.jit(make_train(CONFIG, make_env("CartPole-v1"), objective))
 
 
+@pytest.mark.slow  # 48 s on 2 cores
 def test_residual_open_at_zero_trains_as_adam():
     """A whole run: the context is built and passed, and at zero meta-parameters the residual start is Adam
     (to float rounding: the loss is compiled with its activations captured)."""
@@ -413,6 +419,7 @@ def from_open_layout(record, prefix: str) -> dict:
                        for tower, names in OPEN_LAYERS.items() for i, name in enumerate(names)}}
 
 
+@pytest.mark.slow  # 15 s on 2 cores
 def test_update_equals_opens_own_code():
     """OPEN's `GRU_Opt.update` (its network.py, run unchanged by tests/data/record_open_reference.py, whose
     docstring has the command) on random meta-parameters, params, raw gradients (clipped per tower, some steps

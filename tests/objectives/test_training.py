@@ -75,6 +75,7 @@ def assert_same_run(a, b, skip=()):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow  # 25 s on 2 cores
 @pytest.mark.parametrize("name", ["lpo_all_learned", "talpo_learned_value_loss", "expression_ppo"])
 def test_zero_meta_reproduces_the_baseline(name):
     result = baseline_result("baseline")
@@ -83,6 +84,7 @@ def test_zero_meta_reproduces_the_baseline(name):
     assert_same_run(baseline_result(name), result)
 
 
+@pytest.mark.slow  # 24 s on 2 cores
 def test_learned_dpo_at_zero_trains_as_dpo():
     """`learned_dpo`'s baseline is DPO, not PPO: at zero meta-parameters a whole run equals DPO's."""
     result, learned = baseline_result("dpo"), baseline_result("learned_dpo")

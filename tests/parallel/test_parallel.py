@@ -50,6 +50,7 @@ def five_seeds():
     return train_seeds(ENV, PPO, PPO.zero_meta(), TINY, 5, seed=3)
 
 
+@pytest.mark.slow  # 11 s on 2 cores
 def test_sharded_train_is_bit_identical_when_repeated(five_seeds):
     again = train_seeds(ENV, PPO, PPO.zero_meta(), TINY, 5, seed=3)  # traced and compiled anew
     assert five_seeds.devices == again.devices == 4
@@ -66,6 +67,7 @@ def test_padding_leaves_each_seed_its_own_run(five_seeds):
     assert_bit_identical(five_seeds.metrics, jax.tree.map(lambda x: x[:5], eight.metrics))
 
 
+@pytest.mark.slow  # 11 s on 2 cores
 def test_one_device_trains_the_same_seeds(five_seeds):
     """On one device each seed is the same run up to float reassociation: statistically the same, and the
     first rollout (before any update) sees the same episodes."""
@@ -75,6 +77,7 @@ def test_one_device_trains_the_same_seeds(five_seeds):
     np.testing.assert_allclose(one.metrics.actor_loss, five_seeds.metrics.actor_loss, rtol=1e-3, atol=1e-5)
 
 
+@pytest.mark.slow  # 15 s on 2 cores
 def test_a_seed_alone_on_a_device_is_the_plain_call():
     """One run per device runs unbatched: seed i is exactly jax.jit(train)(key_i)."""
     sharded = train_seeds(ENV, PPO, PPO.zero_meta(), TINY, 4, seed=3)
@@ -85,6 +88,7 @@ def test_a_seed_alone_on_a_device_is_the_plain_call():
         assert_bit_identical(jax.tree.map(lambda x, i=i: x[i], sharded.metrics), alone)
 
 
+@pytest.mark.slow  # 26 s on 2 cores
 def test_sharded_evaluate_is_bit_identical_when_repeated():
     """2 methods sharing one compiled call x 3 seeds = 6 runs over 4 devices (padded to 8), twice."""
     methods = [Method("ppo", "ppo", PPO, PPO.zero_meta()), Method("ppo_b", "ppo", PPO, PPO.zero_meta())]

@@ -28,6 +28,7 @@ def sweep_config(**changes) -> SweepConfig:
     return from_plain(SweepConfig, with_overrides({**CONFIG, **changes}, [], "sweep"))
 
 
+@pytest.mark.slow  # 31 s on 2 cores
 def test_one_compiled_call_and_each_point_is_its_own_run():
     counter = CompileCounter()
     with counter:
@@ -88,6 +89,7 @@ def test_bad_sweep_configs(changes, message):
         sweep_config(**changes).resolve()
 
 
+@pytest.mark.slow  # 16 s on 2 cores
 def test_dry_run_plans_the_one_call_and_writes_nothing(tmp_path, monkeypatch, capsys):
     from metadisco.parallel import cost
     from metadisco.search.sweep import plan_sweep, sweep_program
@@ -110,6 +112,7 @@ def test_dry_run_plans_the_one_call_and_writes_nothing(tmp_path, monkeypatch, ca
     assert main(["sweep", str(config_file)]) == 2 and "give --out DIR" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 12 s on 2 cores
 def test_a_chunked_sweep_resumes_to_the_uninterrupted_files(tmp_path, capsys):
     """`chunk: 1`: one call and one cell per point; a sweep that died after some (cells removed, report gone)
     resumes with --resume, trains only what is missing and writes the uninterrupted sweep.json (timings aside)."""
@@ -134,6 +137,7 @@ def test_a_chunked_sweep_resumes_to_the_uninterrupted_files(tmp_path, capsys):
     assert timeless(json.loads((out / "sweep.json").read_text())) == timeless(whole)
 
 
+@pytest.mark.slow  # 27 s on 2 cores
 def test_eval_return_score_ranks_deterministic_episodes(tmp_path):
     """`score: eval_return` with `train: {eval_episodes: N}`: each point's per-seed deterministic-episode returns
     are those `train --set eval_episodes=N` plays with its settings, and the statistics and best point rank them;

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import jax
 import numpy as np
+import pytest
 
 from metadisco.envs import make_env
 from metadisco.meta.baselines import measure_baselines
@@ -62,6 +63,7 @@ def test_greedy_episodes_follow_the_env_by_hand():
 
 
 
+@pytest.mark.slow  # 57 s on 2 cores
 def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_alone():
     """With eval_episodes the trainer's metrics are those without, bit for bit, plus eval_return: NaN but at the
     last update, where it is the mean of a separate play of the final params from fold_in(key, EVAL_STREAM)."""
@@ -88,6 +90,7 @@ def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_al
     np.testing.assert_array_equal(np.asarray(reduce_fitness("eval_return", b.metrics, 0.05)), last[:, -1])
 
 
+@pytest.mark.slow  # 27 s on 2 cores
 def test_meta_training_scores_deterministic_episodes():
     """fitness: eval_return: every task plays 16 episodes per member (unless its train section says otherwise),
     and a generation's fitness is finite; CartPole returns at least 1 per episode."""

@@ -35,6 +35,7 @@ def assert_bit_identical(a, b):
 # the numbers of the trainer before hyperparameters were traced
 
 
+@pytest.mark.slow  # 40 s on 2 cores
 def test_numbers_equal_those_recorded_before_hyperparameters_were_traced():
     """tests/data/pre_hyper.json was written by tests/data/record_pre_hyper.py on the code of main before this
     change (jax 0.10.2, CPU); the same runs now, with the hyperparameters passed as data, give the same bits."""
@@ -92,6 +93,7 @@ def test_with_values_refuses_bad_settings(values, message):
         with_values(TINY, values, "space")
 
 
+@pytest.mark.slow  # 12 s on 2 cores
 def test_another_learning_rate_reuses_the_compiled_program():
     """`--set lr=...` (a config that differs in traced settings only) neither traces nor compiles again."""
     counter = CompileCounter()
@@ -114,6 +116,7 @@ def trainer():
     return make_trainer(static_of(TINY), make_env("CartPole-v1"), PPO)
 
 
+@pytest.mark.slow  # 25 s on 2 cores
 def test_init_then_steps_equal_train_bit_for_bit(trainer):
     """train = step(init(...), num_updates); stepping 2 + 2 + 2 updates, with the state copied to the host and
     back between steps (as PBT and a resume do), gives the same bits (one step program: each distinct step
@@ -132,6 +135,7 @@ def test_init_then_steps_equal_train_bit_for_bit(trainer):
     assert_bit_identical(state.params, whole.params)
 
 
+@pytest.mark.slow  # 22 s on 2 cores
 def test_vmapped_hypers_equal_one_run_each(trainer):
     """A hyper per run (a sweep) equals each run with its hyper alone (up to vmap's float reassociation)."""
     hypers = [hyper_of(replace(TINY, lr=lr, gamma=g)) for lr, g in ((1e-4, 0.99), (1e-2, 0.9), (3e-3, 0.95))]

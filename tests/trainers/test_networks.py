@@ -16,6 +16,7 @@ def test_orthogonal_init_has_orthonormal_rows_or_columns(shape):
         np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=1e-5)
 
 
+@pytest.mark.slow  # 12 s on 2 cores
 def test_vmapped_init_differs_per_seed_and_heads_have_the_right_shapes():
     net = make_network(EnvSpec("x", (6,), False, 3, (-1.0,) * 3, (1.0,) * 3), (16, 16), "tanh")
     keys = jax.random.split(jax.random.PRNGKey(0), 4)
@@ -44,6 +45,7 @@ def _unrolled_orthogonal(scale: float = 1.0, iterations: int = 40):
     return init
 
 
+@pytest.mark.slow  # 38 s on 2 cores
 def test_looped_orthogonal_init_trains_bit_identically_to_the_unrolled_one(monkeypatch):
     """The fori_loop (a compile-time fix) changes no number: whole training runs, vmapped over seeds, match."""
     from metadisco.envs import make_env

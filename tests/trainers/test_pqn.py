@@ -60,6 +60,7 @@ def test_same_key_same_result_metric_shapes_and_finite_losses(pqn_run):
     assert not np.array_equal(run(PQN, key=1).metrics.value_loss, m.value_loss)  # seeds differ
 
 
+@pytest.mark.slow  # 18 s on 2 cores
 def test_vmapped_seeds_equal_single_runs(pqn_run):
     train = make_trainer(TINY, make_env("CartPole-v1"), PQN).train
     keys = np.concatenate([np.asarray(jax.random.PRNGKey(0))[None], np.asarray(jax.random.PRNGKey(5))[None]])
@@ -79,6 +80,7 @@ def test_zero_meta_learned_td_loss_and_trace_give_pqn_exactly(pqn_run):
     assert not np.array_equal(run(learned, meta).metrics.value_loss, pqn_run.metrics.value_loss)
 
 
+@pytest.mark.slow  # 20 s on 2 cores
 def test_zero_meta_learned_optimizer_gives_pqn_with_adam():
     """The learned optimiser is a residual around Adam (PQN's own is RAdam): at zero it is PQN with Adam, up to
     float rounding (XLA fuses Adam's update with the residual's 0 differently; as for PPO in
@@ -89,6 +91,7 @@ def test_zero_meta_learned_optimizer_gives_pqn_with_adam():
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow  # 10 s on 2 cores
 def test_truncation_is_counted_and_bootstrapped_episodes_logged():
     """MountainCar: a near-random policy never reaches the goal, so every episode is cut at 200 steps."""
     config = replace(TINY, num_steps=50, total_timesteps=4 * 50 * 8)
@@ -132,6 +135,7 @@ def test_objective_and_algorithm_must_agree():
         make_trainer(TINY, make_env("Pendulum-v1"), PQN)
 
 
+@pytest.mark.slow  # 18 s on 2 cores
 def test_static_program_with_hyper_as_data_and_steps_give_the_same_run(pqn_run):
     """Issue 14 with PQN: the static config's program, with the config's hyperparameters passed as data, gives
     the config's own run, as does stepping the trainer in two pieces; another learning rate reuses the program."""

@@ -31,6 +31,7 @@ def td_run(tmp_path_factory):
     return root / "run"
 
 
+@pytest.mark.slow  # 38 s on 2 cores
 def test_meta_train_a_learned_td_loss_from_yaml(td_run):
     lines = [json.loads(x) for x in (td_run / "metrics.jsonl").read_text().splitlines()]
     assert [x["generation"] for x in lines] == [0, 1]
@@ -43,6 +44,7 @@ def test_meta_train_a_learned_td_loss_from_yaml(td_run):
     assert resolved["objective"]["trace"]["kind"] == "learned"
 
 
+@pytest.mark.slow  # 43 s on 2 cores
 def test_inspect_evaluate_and_plot_the_td_objective(td_run, tmp_path, capsys):
     objective_file = str(td_run / "objective.msgpack")
     assert main(["inspect", objective_file, "--json"]) == 0
@@ -69,6 +71,7 @@ def test_inspect_evaluate_and_plot_the_td_objective(td_run, tmp_path, capsys):
     assert not any(n.startswith("drift") for n in names)  # PQN never calls the drift
 
 
+@pytest.mark.slow  # 14 s on 2 cores
 def test_train_the_builtin_pqn(tmp_path):
     out = tmp_path / "run"
     assert main(["train", "--env", "CartPole-v1", "--objective", "pqn", "--timesteps", "256", *SETS,

@@ -26,6 +26,7 @@ def vmapped(cartpole_train):
     return jax.jit(jax.vmap(cartpole_train, in_axes=(0, None)))
 
 
+@pytest.mark.slow  # 45 s on 2 cores
 def test_vmapped_seeds_equal_single_runs(cartpole_train, vmapped):
     keys = jax.random.split(jax.random.PRNGKey(42), 4)
     batched = vmapped(keys, PPO.zero_meta())
@@ -48,6 +49,7 @@ def test_same_key_same_result_and_metric_shapes(vmapped):
     assert not np.array_equal(a.metrics.actor_loss[0], a.metrics.actor_loss[1])  # seeds differ
 
 
+@pytest.mark.slow  # 35 s on 2 cores
 def test_vmappable_over_meta_params(cartpole_train):
     """A population axis over meta-params (here the stacked empty pytree plus keys) compiles and runs."""
     from metadisco.objectives import DRIFTS, Objective
@@ -61,6 +63,7 @@ def test_vmappable_over_meta_params(cartpole_train):
     assert np.isfinite(out.metrics.actor_loss).all()
 
 
+@pytest.mark.slow  # 19 s on 2 cores
 def test_continuous_actions_with_normalisation_and_truncation_count():
     cfg = replace(TINY, num_steps=50, total_timesteps=4 * 50 * 8, normalize_obs=True, normalize_reward=True)
     result = jax.jit(make_train(cfg, make_env("Pendulum-v1"), PPO))(jax.random.PRNGKey(0), PPO.zero_meta())

@@ -90,6 +90,7 @@ def test_copy_takes_the_parents_agent_but_not_its_key():
     np.testing.assert_array_equal(new.hyper.ent_coef, state.hyper.ent_coef[parents])
 
 
+@pytest.mark.slow  # 24 s on 2 cores
 def test_without_exploitation_agents_are_independent_runs():
     """exploit: none is a random search: each agent equals `train` with its own settings, bit for bit (one agent
     per device of the 4, so no agent is batched with another)."""
@@ -161,6 +162,7 @@ def _without_seconds(path) -> list[dict]:
     return [{k: v for k, v in json.loads(x).items() if k != "seconds"} for x in path.read_text().splitlines()]
 
 
+@pytest.mark.slow  # 66 s on 2 cores
 def test_sigkill_then_resume_is_byte_identical(tmp_path):
     config = {**CONFIG, "timesteps": 4 * 16 * 40, "ready": {"kind": "every", "updates": 1}}
     config_path = tmp_path / "pbt.yaml"
@@ -211,6 +213,7 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, capsys, command, overrides
     assert not (tmp_path / "out").exists()  # refused before anything was written
 
 
+@pytest.mark.slow  # 15 s on 2 cores
 def test_dry_run_plans_the_rounds_and_writes_nothing(tmp_path, monkeypatch, capsys):
     from metadisco.cli import main
     from metadisco.parallel import cost, sharding
