@@ -142,10 +142,6 @@ def program_ops(compiled, num_updates: int) -> dict:
     return {"ops": kernel_count(text), "kernels_per_update": kernel_count(text, trips=True) / num_updates}
 
 
-def _ops(programs: dict, num_updates: int) -> dict:
-    return {name: program_ops(compiled, num_updates) for name, (compiled, _) in programs.items()}
-
-
 # Why PureJaxRL's vmapped programs are counted but not timed on a CPU of several XLA host devices.
 PUREJAXRL_WEDGES = ("on a CPU split into several XLA host devices, PureJaxRL's vmapped program (16 seeds, a "
                     "population) never returns: XLA's CPU thread pool wedges in it (reproduced here with 16 seeds on 2 "
@@ -153,16 +149,23 @@ PUREJAXRL_WEDGES = ("on a CPU split into several XLA host devices, PureJaxRL's v
                     "the other programs), so on such a CPU its kernels are counted and its time is not taken")
 
 
-def _timed(programs: dict, vmapped: bool) -> dict:
-    """`programs` less PureJaxRL's when it is vmapped on a CPU of several host devices (`PUREJAXRL_WEDGES`)."""
+def _measured(programs: dict, vmapped: bool, steps: int, repeats: int, num_updates: int) -> dict:
+    """Every program's kernels (`program_ops`) and, alternating, their speeds (`_alternate`); PureJaxRL's is left
+    out of the timing when it is vmapped on a CPU of several host devices (`PUREJAXRL_WEDGES`), and the figure says
+    so."""
+    timed = programs
     if vmapped and jax.default_backend() == "cpu" and len(jax.devices()) > 1:
-        return {name: program for name, program in programs.items() if name != "purejaxrl"}
-    return programs
+        timed = {name: program for name, program in programs.items() if name != "purejaxrl"}
+    figure = {"ops": {name: program_ops(compiled, num_updates) for name, (compiled, _) in programs.items()},
+              **_alternate(timed, steps, repeats)}
+    if timed.keys() != programs.keys():
+        figure["purejaxrl_not_timed"] = PUREJAXRL_WEDGES
+    return figure
 
 
 def _with_purejaxrl(config) -> bool:
     """Whether PureJaxRL's PPO is a peer of this figure: its checkout is at hand and its fixed network fits."""
-    return purejaxrl.available() and tuple(config.hidden_sizes) == (64, 64)
+    return purejaxrl.available() and purejaxrl.fits(config)
 
 
 def _network_only(env_id: str, config, runs: int, devices, figure: dict, repeats: int) -> dict:
@@ -197,10 +200,8 @@ def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = 
         programs["purejaxrl"] = (_compile(fn, *peer_args)[0], peer_args)
     steps = num_seeds * config.num_updates * config.batch_size
     figure = {"env": env_id, "seeds": num_seeds, "timesteps_per_seed": config.num_updates * config.batch_size,
-              "metadisco_devices": len(devices), "ops": _ops(programs, config.num_updates),
-              **_alternate(_timed(programs, num_seeds > 1), steps, repeats)}
-    if set(programs) != set(_timed(programs, num_seeds > 1)):
-        figure["purejaxrl_not_timed"] = PUREJAXRL_WEDGES
+              "metadisco_devices": len(devices),
+              **_measured(programs, num_seeds > 1, steps, repeats, config.num_updates)}
     return _network_only(env_id, config, num_seeds, devices, figure, repeats) if network_only else figure
 
 
@@ -236,10 +237,8 @@ def population_figure(repeats: int, devices=None, shape: dict = QUICKSTART, netw
     figure = {"env": task.env, "population": population, "seeds": task.seeds,
               "timesteps_per_run": train_config.num_updates * train_config.batch_size,
               "objective": f"{drift['kind']} (hidden {drift['hidden']})", "rejax_variants": "clip_eps 0.15 ... 0.25",
-              "metadisco_devices": int(mesh.devices.size), "ops": _ops(programs, train_config.num_updates),
-              **_alternate(_timed(programs, True), steps, repeats)}
-    if set(programs) != set(_timed(programs, True)):
-        figure["purejaxrl_not_timed"] = PUREJAXRL_WEDGES
+              "metadisco_devices": int(mesh.devices.size),
+              **_measured(programs, True, steps, repeats, train_config.num_updates)}
     if not network_only:
         return figure
     return _network_only(task.env, train_config, population * task.seeds, list(mesh.devices.flat), figure, repeats)

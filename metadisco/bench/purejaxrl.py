@@ -2,7 +2,7 @@
 
 PureJaxRL is not a package: its scripts are run from a checkout. So is this peer: `METADISCO_PUREJAXRL` (or `bench
 --purejaxrl DIR`) names the folder that holds its `ppo.py` and `wrappers.py` (the repository's `purejaxrl/`), and
-its `make_train(config)` runs as written. Two things are adapted, neither inside its program:
+its `make_train(config)` runs as written. Three things are adapted, none inside its program:
 
 - its `wrappers.py` imports navix and brax at the top, for its MiniGrid and Brax wrappers, which its discrete PPO
   does not use; where one is not installed, empty modules stand in for it while the file loads;
@@ -44,9 +44,13 @@ def source() -> Path | None:
     return Path(folder) if folder else None
 
 
+def _missing(folder: Path) -> list[str]:
+    return [name for name in _FILES if not (folder / name).is_file()]
+
+
 def check_source(folder: Path) -> Path:
     """`folder` if it holds PureJaxRL's `ppo.py` and `wrappers.py`; else a one-line `UserError`."""
-    missing = [name for name in _FILES if not (folder / name).is_file()]
+    missing = _missing(folder)
     if missing:
         raise UserError(f"{SOURCE_VARIABLE} / --purejaxrl: {folder} has no {' or '.join(missing)}; name the purejaxrl/ "
                         "folder of a PureJaxRL checkout (git clone https://github.com/luchris429/purejaxrl)")
@@ -55,7 +59,12 @@ def check_source(folder: Path) -> Path:
 
 def available() -> bool:
     folder = source()
-    return folder is not None and all((folder / name).is_file() for name in _FILES)
+    return folder is not None and not _missing(folder)
+
+
+def fits(config: TrainConfig) -> bool:
+    """Whether PureJaxRL's PPO can run `config`: its network is fixed at 64 x 64."""
+    return tuple(config.hidden_sizes) == (64, 64)
 
 
 def _module(folder: Path) -> types.ModuleType:
@@ -72,10 +81,10 @@ def _module(folder: Path) -> types.ModuleType:
                 stand_ins[name] = types.ModuleType(name)
                 for attribute in attributes:
                     setattr(stand_ins[name], attribute, None)
-            for name, module in stand_ins.items():
-                parent, _, child = name.rpartition(".")
-                if parent:
-                    setattr(stand_ins[parent], child, module)
+    for name, module in stand_ins.items():  # each stand-in an attribute of its parent, as `import a.b` expects
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(stand_ins[parent], child, module)
     sys.modules.update(stand_ins)
     try:
         spec = importlib.util.spec_from_file_location("purejaxrl_ppo", folder / "ppo.py")
@@ -96,7 +105,7 @@ def _module(folder: Path) -> types.ModuleType:
 
 def purejaxrl_config(env_id: str, config: TrainConfig, clip_eps=0.2) -> dict:
     """PureJaxRL's config dict with `config`'s settings."""
-    if tuple(config.hidden_sizes) != (64, 64):
+    if not fits(config):
         raise UserError(f"PureJaxRL's network is 64 x 64, this config's is {tuple(config.hidden_sizes)}; compare at "
                         "the classic preset")
     return {"LR": config.lr, "NUM_ENVS": config.num_envs, "NUM_STEPS": config.num_steps,
