@@ -1,5 +1,6 @@
 """metadisco plot: PNG figures of each piece of an objective, beside PPO's / DPO's, L2 and Adam; with --env, also
-training runs of the objective's optimiser and of Adam on the same seeds, and their dormant-unit fractions."""
+training runs of the objective's optimiser and of Adam on the same seeds, and their dormant-unit fractions. Given
+an evaluation's folder (`metadisco evaluate --out DIR`), its learning curves and aggregate again, from eval.json."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from metadisco.cli.common import MAX_TIMESTEPS, output_dir, positive_int, say
 def add_parser(sub, name):
     p = sub.add_parser(name, help="draw an objective's drift, value loss and optimiser beside the handcrafted ones")
     p.add_argument("objective", metavar="OBJECTIVE",
-                   help="built-in name (ppo, dpo), objective file, or meta-training run directory")
+                   help="built-in name (ppo, dpo), objective file, meta-training run directory, or an evaluation's "
+                        "folder (its figures are drawn again from its eval.json)")
     p.add_argument("--num-updates", type=positive_int("--num-updates"), default=1000,
                    help="training horizon N shown to progress-aware drifts (TA-LPO), default 1000")
     p.add_argument("--out", required=True, help="output directory for the PNG files")
@@ -24,6 +26,10 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
+    from pathlib import Path
+
+    if (Path(args.objective) / "eval.json").is_file():
+        return _redraw_evaluation(Path(args.objective), args)
     from metadisco.analysis.inputs import resolve_input
     from metadisco.analysis.objective_figures import plot_objective
 
@@ -51,3 +57,23 @@ def _dormancy_request(args, objective) -> dict | None:
         raise UserError(f"--env trains with the PPO trainer, which alone gives an optimiser its activations; this "
                         f"objective is for {objective.algorithm}: plot it without --env")
     return {"env_id": check_env_id(args.env), "timesteps": args.timesteps, "seeds": args.seeds}
+
+
+def _redraw_evaluation(folder, args) -> int:
+    """An evaluation folder's figures from its eval.json (a damaged file is a one-line error)."""
+    from metadisco.core.errors import UserError
+    from metadisco.core.io import read_json
+    from metadisco.figures.eval_curves import redraw
+
+    if args.env is not None:
+        raise UserError("--env trains an objective; an evaluation's folder is only drawn again: drop --env")
+    report = read_json(folder / "eval.json")
+    if not isinstance(report, dict) or "settings" not in report or "aggregate" not in report:
+        raise UserError(f"{folder / 'eval.json'} is not an evaluation report (no settings / aggregate): "
+                        f"give the --out folder of `metadisco evaluate`")
+    out = output_dir(args.out, lock=False)
+    paths = redraw(report, out)
+    for path in paths:
+        print(path)
+    say(f"drew {len(paths)} figures of {folder} into {out}")
+    return 0

@@ -80,3 +80,27 @@ def plot_aggregate(aggregate: dict, methods: list[str], path: Path) -> None:
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     _save(fig, path)
+
+
+def eval_envs(report: dict) -> dict[str, dict[str, dict]]:
+    """An eval.json's per-env entries: under `envs` since session 27, at the top level in older files."""
+    if "envs" in report:
+        return report["envs"]
+    return {key: value for key, value in report.items() if key not in ("settings", "aggregate")}
+
+
+def redraw(report: dict, out: Path) -> list[Path]:
+    """The figures `metadisco evaluate` drew, again, from its eval.json alone (`report`): one learning-curve figure
+    per env and the aggregate, into `out`. This is why an evaluation folder need not keep its PNGs."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    envs = eval_envs(report)
+    paths = []
+    for env_id, entries in envs.items():
+        path = out / env_file_name(env_id)
+        plot_env_curves(env_id, entries, report["settings"]["seeds"], path)
+        paths.append(path)
+    methods = list(next(iter(envs.values()))) if envs else []
+    path = out / "aggregate.png"
+    plot_aggregate(report["aggregate"], methods, path)
+    return [*paths, path]

@@ -213,7 +213,27 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
 
 def meta_train(config: MetaConfig | dict, out: str | Path | None, resume: bool = False, mesh=None,
                progress: bool = True, overrides=(), callbacks=(), plot: bool = True) -> RunResult:
-    """Library entry point: run (or resume) meta-training into `out` (None: nothing written)."""
+    """Library entry point: run (or resume) meta-training into `out` (None: nothing written).
+
+    Args:
+        config: a `MetaConfig` (`load_config("quickstart")`, `parse_config(data)`) or its plain data (parsed YAML).
+        out: the run directory: `metrics.jsonl` (one line per generation), `objective.msgpack` (the ES mean),
+            `objective_best.msgpack` (with validation: the kept objective), `summary.json`, `config.yaml`,
+            `checkpoints/`; None writes nothing.
+        resume: continue the run that `out` holds from its last checkpoint, with the same results as one
+            uninterrupted run (on the same machine type and device count).
+        mesh: the devices the population is sharded over (`metadisco.parallel.sharding.make_mesh`); default every
+            device of every process.
+        progress: a progress bar on stderr.
+        overrides: `key=value` changes of a plain-data `config`, as `--set` gives them.
+        callbacks: objects with `on_start`, `on_generation(line, seconds)` and `on_end` (`metadisco.meta.callbacks`),
+            e.g. a tracker.
+        plot: draw `meta_curve.png` at the end.
+
+    Returns:
+        `RunResult`: generations done, the PPO-normalised fitness of the first and last ES means on fresh seeds, the
+        final mean's meta-parameters, timings, and with validation the kept generation and its scores.
+    """
     if not isinstance(config, MetaConfig):
         config = parse_config(config, overrides)
     return run_meta_training(GenerationStep(config, mesh), out, resume=resume, progress=progress,

@@ -100,7 +100,7 @@ class GenerationStep:
     `step(es_state, generation, baselines) -> (es_state, GenerationOutput)` is a pure function of its
     arguments (every key comes from the config's seed and the generation number): ask, each task's population
     program and tell are jitted (sharded over `mesh`), and the fitness is combined on the host in float64.
-    `metadisco.meta.loop.meta_train` calls it once a generation; a library user can drive it directly:
+    `metadisco.meta.loop.meta_train` calls it once a generation; a library user can drive it directly::
 
         from metadisco.meta.baselines import measure_baselines
         from metadisco.meta.load import parse_config

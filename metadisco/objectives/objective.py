@@ -54,7 +54,7 @@ class Objective:
         return {slot: piece.zero_meta() for slot, piece in self.pieces().items()}
 
     def to_spec(self) -> dict[str, dict]:
-        """A plain-data description: {slot: {"kind": name, **options}}, with "plugin": module for a piece that a
+        """A plain-data description: `{slot: {"kind": name, **options}}`, with `"plugin": module` for a piece that a
         plugin defined (`metadisco.core.plugins`)."""
         return {slot: {"kind": piece.name, **({"plugin": piece.plugin} if piece.plugin else {}), **piece.options()}
                 for slot, piece in self.pieces().items()}
