@@ -47,3 +47,12 @@ def mlp(layers: Sequence[Callable[[jax.Array], jax.Array]], x: jax.Array, activa
         if activate_last or i < len(layers) - 1:
             x = activation(x)
     return x
+
+
+def lstm_cell(gates: jax.Array, cell: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """An LSTM's step from its pre-activations, in Haiku's convention (`hk.LSTM`, which DeepMind's released
+    networks use): `gates` = one linear layer of [x, h], [..., 4H] in the order i, g, f, o, and the forget gate
+    sigma(f + 1). flax's `LSTMCell` differs (a layer per gate, no +1). Returns (hidden, cell), [..., H] each."""
+    i, g, f, o = jnp.split(gates, 4, axis=-1)
+    cell = jax.nn.sigmoid(f + 1) * cell + jax.nn.sigmoid(i) * jnp.tanh(g)
+    return jax.nn.sigmoid(o) * jnp.tanh(cell), cell
