@@ -1,0 +1,199 @@
+"""The trainer of an agent that a learned update rule teaches (DiscoRL's Disco103: `metadisco.objectives.disco`),
+beside PPO's and PQN's, with the same `Trainer`, `TrainState` and `Metrics`.
+
+    trainer = make_update_rule_trainer(config, env, rule=RuleSettings())
+    result = jax.jit(trainer.train)(key, disco103_params)       # meta-parameters: Haiku's tree of the rule
+
+What the rule needs that PPO's shuffled minibatches do not give: whole time-ordered trajectories (its meta-network
+runs an LSTM backward in time), a meta-state carried across updates (its meta-LSTM and EMA normalisers) and target
+parameters, and an agent that predicts what the rule trains (`metadisco.trainers.networks.PredictionAgent`).
+
+Each update, as DeepMind's eval notebook runs it (colabs/eval.ipynb: `Agent.learner_step` on a FIFO replay):
+`num_envs` envs act for `num_steps` steps with the current policy (a trajectory of T + 1 = num_steps observations:
+the last step's action and reward start no learning, as in DeepMind's rollouts); the trajectories enter a FIFO
+buffer of `replay_capacity`; once it holds `replay_batch`, that many are drawn uniformly and the agent takes one
+step: its outputs now and under its target parameters on the batch give the rule's targets and next meta-state
+(`rule.unroll_meta_net`, discount and lambda from `hyper.gamma`, `hyper.gae_lambda`), the loss is their mean over
+steps and trajectories, and the optimiser is Adam, then an element-wise clip of the update at `max_abs_update`,
+then the learning rate (`hyper.lr`). The target parameters move to 0.9 target + 0.1 params-before-the-step.
+
+Episodes: the envs reset themselves, so a trajectory runs on across an episode's end; the step is marked terminal
+(the rule cuts its returns and its backward LSTM there). A time limit is marked the same way: the rule's inputs
+have one kind of episode end (DeepMind's Catch has no time limit).
+
+Metrics: `actor_loss` is the update's mean loss, `value_loss` 0 (it is inside the rule's loss), `entropy` the policy's
+on the batch, `approx_kl` and `drift_active` 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from metadisco.objectives.disco import rule
+from metadisco.rl.distributions import categorical_entropy
+from metadisco.trainers.base import Metrics, Trainer, TrainResult, resolve_hyper, rollout_unroll, trainer_envs
+from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.hyper import split_config
+from metadisco.trainers.networks import PredictionAgent
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """Static settings of the update-rule trainer that TrainConfig does not have. Defaults: DeepMind's eval
+    notebook (64 trajectories a step from a FIFO buffer of 1024, Adam clipped element-wise at 1) and Disco103's
+    agent (`agent.get_settings_disco`)."""
+
+    replay_capacity: int = 1024
+    replay_batch: int = 64
+    max_abs_update: float = 1.0
+    torso: tuple[int, ...] = (512, 512)
+    target_coeff: float = rule.TARGET_COEFF
+
+
+class Replay(NamedTuple):
+    """A FIFO buffer of trajectories, [capacity, T + 1, ...] each."""
+
+    obs: jax.Array
+    actions: jax.Array
+    rewards: jax.Array
+    terminal: jax.Array
+    logits: jax.Array
+    next: jax.Array  # int32: the slot the next trajectory goes to
+    size: jax.Array  # int32: trajectories held
+
+
+class RuleState(NamedTuple):
+    """One agent between updates."""
+
+    params: dict
+    target_params: dict
+    opt_state: optax.OptState
+    meta_state: rule.MetaState
+    replay: Replay
+    env_state: object
+    obs: jax.Array
+    key: jax.Array
+    update: jax.Array
+    meta: dict
+    hyper: Hyper
+
+
+def replay_add(replay: Replay, trajectories) -> Replay:
+    """`replay` with N trajectories (obs, actions, rewards, terminal, logits; [N, T + 1, ...] each) in the N slots
+    after the last one written, the oldest overwritten once it is full."""
+    capacity, n = replay.actions.shape[0], trajectories[1].shape[0]
+    slots = (replay.next + jnp.arange(n)) % capacity
+    fields = tuple(buffer.at[slots].set(new) for buffer, new in zip(replay[:5], trajectories, strict=True))
+    return Replay(*fields, (replay.next + n) % capacity, jnp.minimum(replay.size + n, capacity))
+
+
+def replay_sample(replay: Replay, key: jax.Array, batch: int) -> tuple[jax.Array, ...]:
+    """`batch` trajectories drawn uniformly, with replacement, from those held, time first: [T + 1, batch, ...]."""
+    index = jax.random.randint(key, (batch,), 0, jnp.maximum(replay.size, 1))
+    return tuple(jnp.swapaxes(x[index], 0, 1) for x in replay[:5])
+
+
+def agent_optimizer(lr, max_abs_update: float) -> optax.GradientTransformation:
+    """DeepMind's agent optimiser (`optimizers.scale_by_adam_sg_denom`, `optax.clip`, `optax.scale(-lr)`); its stop-
+    gradient on Adam's denominator matters to meta-gradients only, so plain Adam computes the same numbers."""
+    return optax.chain(optax.scale_by_adam(), optax.clip(max_abs_update), optax.scale(-lr))
+
+
+def make_update_rule_trainer(config: TrainConfig, env, settings: RuleSettings = RuleSettings()) -> Trainer:
+    """Build the update-rule trainer (`metadisco.trainers.base.Trainer`) for one agent; jit / vmap it as needed.
+    Its meta-parameters are the rule's (`metadisco.objectives.disco.weights`); it reads `num_envs`, `num_steps`,
+    `total_timesteps` and the traced lr, gamma and gae_lambda of `config`."""
+    config, defaults = split_config(config)
+    if not env.spec.discrete:
+        raise ValueError("a learned update rule trains a discrete-action agent; this env's actions are continuous")
+    if config.num_steps < 2:
+        raise ValueError("num_steps must be at least 2: a trajectory needs a step and the one after it")
+    if settings.replay_batch > settings.replay_capacity or config.num_envs > settings.replay_capacity:
+        raise ValueError(f"replay_capacity {settings.replay_capacity} must hold replay_batch "
+                         f"{settings.replay_batch} and num_envs {config.num_envs} trajectories")
+    num_actions = env.spec.action_size
+    network = PredictionAgent(num_actions, torso=settings.torso)
+    num_updates = config.num_updates
+
+    def init(key: jax.Array, meta, hyper: Hyper | None = None) -> RuleState:
+        hyper = resolve_hyper(hyper, defaults)
+        key, init_key, reset_key = jax.random.split(key, 3)
+        envs = trainer_envs(env, config, hyper)
+        obs, env_state = envs.reset(reset_key)
+        params = network.init(init_key, obs[:1])
+        shape = (settings.replay_capacity, config.num_steps)
+        replay = Replay(jnp.zeros(shape + obs.shape[1:], obs.dtype), jnp.zeros(shape, jnp.int32),
+                        jnp.zeros(shape, jnp.float32), jnp.zeros(shape, bool),
+                        jnp.zeros(shape + (num_actions,), jnp.float32), jnp.int32(0), jnp.int32(0))
+        opt_state = agent_optimizer(hyper.lr, settings.max_abs_update).init(params)
+        return RuleState(params, params, opt_state, rule.initial_meta_state(), replay, env_state, obs, key,
+                         jnp.int32(0), meta, hyper)
+
+    def collect(state: RuleState, envs):
+        """`num_steps` steps of every env with the current policy, as [num_envs, num_steps] trajectories."""
+        key, noise_key, step_key = jax.random.split(state.key, 3)
+        noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, num_actions))
+        step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
+
+        def env_step(carry, xs):
+            env_state, obs = carry
+            gumbel, keys = xs
+            logits = network.apply(state.params, obs)["logits"]
+            action = jnp.argmax(logits + gumbel, axis=-1).astype(jnp.int32)
+            env_state, out = envs.step(keys, env_state, action)
+            done = jnp.logical_or(out.terminated, out.truncated)
+            return (env_state, out.obs), ((obs, action, out.reward, done, logits), step_sums(out))
+
+        (env_state, obs), (trajectory, episodes) = jax.lax.scan(
+            env_step, (state.env_state, state.obs), (noise, step_keys), unroll=rollout_unroll(config))
+        trajectory = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), trajectory)  # [num_envs, num_steps, ...]
+        return state._replace(env_state=env_state, obs=obs, key=key), trajectory, episodes
+
+    def learn(state: RuleState, key: jax.Array):
+        """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
+        obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, settings.replay_batch)
+        rollout = rule.Rollout(actions, rewards[:-1], terminal[:-1], logits)
+        agent_out = network.apply(state.params, obs)
+        target_out = network.apply(state.target_params, obs)
+        meta_out, estimates, meta_state = rule.unroll_meta_net(state.meta, state.meta_state, rollout, agent_out,
+                                                               target_out, state.hyper.gamma, state.hyper.gae_lambda)
+
+        def loss_fn(params):
+            return jnp.mean(rule.agent_loss(rollout, network.apply(params, obs), meta_out, estimates))
+
+        loss, grads = jax.value_and_grad(loss_fn)(state.params)
+        updates, opt_state = agent_optimizer(state.hyper.lr, settings.max_abs_update).update(
+            grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        target = rule.update_target(state.target_params, state.params, settings.target_coeff)
+        entropy = jnp.mean(categorical_entropy(agent_out["logits"]))
+        return state._replace(params=params, target_params=target, opt_state=opt_state, meta_state=meta_state), \
+            loss, entropy
+
+    def update(state: RuleState, _):
+        envs = trainer_envs(env, config, state.hyper)
+        state, trajectory, episodes = collect(state, envs)
+        state = state._replace(replay=replay_add(state.replay, trajectory))
+        key, learn_key = jax.random.split(state.key)
+        ready = state.replay.size >= settings.replay_batch  # DeepMind's learner waits for a full batch
+        learned, loss, entropy = learn(state, learn_key)
+        state = jax.tree.map(lambda a, b: jnp.where(ready, a, b), learned, state)
+        zero = jnp.float32(0.0)
+        metrics = Metrics(**update_metrics(episodes), actor_loss=jnp.where(ready, loss, jnp.nan), value_loss=zero,
+                          entropy=entropy, approx_kl=zero, drift_active=zero)
+        return state._replace(key=key, update=state.update + 1), metrics
+
+    def step(state: RuleState, num_steps: int):
+        return jax.lax.scan(update, state, None, num_steps)
+
+    def train(key: jax.Array, meta, hyper: Hyper | None = None) -> TrainResult:
+        state, metrics = step(init(key, meta, hyper), num_updates)
+        return TrainResult(metrics, state.params)
+
+    return Trainer(init, step, train, num_updates)

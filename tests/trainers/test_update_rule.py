@@ -1,0 +1,106 @@
+"""The update-rule trainer (`metadisco.trainers.update_rule`): the replay buffer is FIFO for many random fills; a
+tiny run with Disco103 (or a random rule where the file is not at hand) has the PPO / PQN call shape, finite
+losses, learns only once the buffer holds a batch, is deterministic, and moves its target parameters by Polyak
+averaging; the prediction agent has the shapes the rule trains."""
+
+import functools
+from dataclasses import replace
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from metadisco.envs import make_env
+from metadisco.objectives.disco.weights import SHAPES, load_disco103
+from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.networks import PredictionAgent
+from metadisco.trainers.update_rule import Replay, RuleSettings, make_update_rule_trainer, replay_add, replay_sample
+
+WEIGHTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "disco103" / "disco_103.npz"
+TINY = TrainConfig(num_envs=2, num_steps=6, total_timesteps=2 * 6 * 5, num_minibatches=1, update_epochs=1,
+                   lr=1e-3, gamma=0.997, gae_lambda=0.95)
+SETTINGS = RuleSettings(replay_capacity=8, replay_batch=4, torso=(16,))
+
+
+def rule_params():
+    if WEIGHTS.exists():
+        return jax.tree.map(jnp.asarray, load_disco103(WEIGHTS))
+    key = jax.random.PRNGKey(0)
+    return {m: {"w": 0.1 * jax.random.normal(jax.random.fold_in(key, i), w), "b": jnp.zeros(b)}
+            for i, (m, (w, b)) in enumerate(SHAPES.items())}
+
+
+@functools.cache
+def trainer(config=TINY, settings=SETTINGS, env="Catch-bsuite"):
+    return make_update_rule_trainer(config, make_env(env), settings)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_replay_is_first_in_first_out(seed):
+    rng = np.random.default_rng(seed)
+    capacity, steps = int(rng.integers(2, 9)), 3
+    replay = Replay(jnp.zeros((capacity, steps, 1)), jnp.zeros((capacity, steps), jnp.int32),
+                    jnp.zeros((capacity, steps)), jnp.zeros((capacity, steps), bool),
+                    jnp.zeros((capacity, steps, 2)), jnp.int32(0), jnp.int32(0))
+    written = []
+    for _ in range(int(rng.integers(1, 12))):
+        n = int(rng.integers(1, capacity + 1))
+        ids = np.arange(len(written), len(written) + n)
+        written += list(ids)
+        trajectories = (jnp.broadcast_to(jnp.asarray(ids, jnp.float32)[:, None, None], (n, steps, 1)),
+                        jnp.broadcast_to(jnp.asarray(ids, jnp.int32)[:, None], (n, steps)),
+                        jnp.zeros((n, steps)), jnp.zeros((n, steps), bool), jnp.zeros((n, steps, 2)))
+        replay = replay_add(replay, trajectories)
+    assert int(replay.size) == min(len(written), capacity)
+    assert sorted(np.asarray(replay.actions[: int(replay.size), 0]).tolist()) == written[-int(replay.size):]
+    obs, actions, *_ = replay_sample(replay, jax.random.PRNGKey(seed), 64)
+    assert obs.shape == (steps, 64, 1) and set(np.asarray(actions[0]).tolist()) <= set(written[-int(replay.size):])
+
+
+def test_the_prediction_agent_has_the_rules_shapes():
+    agent = PredictionAgent(4, torso=(8,))
+    params = agent.init(jax.random.PRNGKey(0), jnp.zeros((1, 7)))
+    out = agent.apply(params, jnp.ones((5, 3, 7)))
+    assert {k: v.shape for k, v in out.items()} == {"logits": (5, 3, 4), "y": (5, 3, 600), "z": (5, 3, 4, 600),
+                                                   "aux_pi": (5, 3, 4, 4), "q": (5, 3, 4, 601)}
+
+
+@pytest.fixture(scope="module")
+def run():
+    tr = trainer()
+    state, metrics = jax.jit(tr.step, static_argnums=1)(jax.jit(tr.init)(jax.random.PRNGKey(0), rule_params()),
+                                                         tr.num_updates)
+    return tr, state, metrics
+
+
+def test_a_tiny_run_learns_once_the_buffer_holds_a_batch(run):
+    tr, state, metrics = run
+    assert tr.num_updates == 5 and metrics.actor_loss.shape == (5,)
+    loss = np.asarray(metrics.actor_loss)
+    assert np.all(np.isnan(loss[:1])) and np.all(np.isfinite(loss[1:]))  # 2 trajectories an update, batch 4
+    assert int(state.replay.size) == 8 and int(state.update) == 5
+    first = jax.jit(trainer().init)(jax.random.PRNGKey(0), rule_params())
+    assert not jax.tree.all(jax.tree.map(lambda a, b: bool(jnp.all(a == b)), first.params, state.params))
+    assert float(state.meta_state.adv_ema.decay_product) == pytest.approx(0.99 ** 4)  # one EMA step per learning
+
+
+def test_the_target_parameters_trail_the_agents(run):
+    _, state, _ = run
+    moved = jax.tree.map(lambda t, p: float(jnp.max(jnp.abs(t - p))), state.target_params, state.params)
+    assert max(jax.tree.leaves(moved)) > 0
+
+
+def test_training_is_deterministic():
+    tr = trainer()
+    a = jax.jit(tr.train)(jax.random.PRNGKey(3), rule_params())
+    b = jax.jit(tr.train)(jax.random.PRNGKey(3), rule_params())
+    assert jax.tree.all(jax.tree.map(lambda x, y: bool(np.array_equal(x, y, equal_nan=True)), a, b))
+
+
+def test_bad_settings_are_named():
+    with pytest.raises(ValueError, match="replay_capacity"):
+        make_update_rule_trainer(TINY, make_env("Catch-bsuite"), replace(SETTINGS, replay_batch=9))
+    with pytest.raises(ValueError, match="continuous"):
+        make_update_rule_trainer(TINY, make_env("Pendulum-v1"), SETTINGS)
