@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WEIGHTS = ROOT.parent / "shared" / "data" / "disco103" / "disco_103.npz"
 needs_weights = pytest.mark.skipif(not WEIGHTS.exists(), reason="the released disco_103.npz is not at hand")
 SEEDS = range(10)
+meta_net = jax.jit(mn.meta_net)  # compiled once for every seed's inputs of one size
 
 
 @needs_weights
@@ -147,14 +148,26 @@ def test_the_backward_lstm_stops_at_an_episode_end(seed):
     inputs = _random_inputs(jax.random.fold_in(key, 3), steps, terminal=terminal)
     later = inputs._replace(rewards=inputs.rewards.at[end + 1:].add(5.0))
     state = mn.LSTMState(jax.random.normal(key, (128,)), jax.random.normal(jax.random.fold_in(key, 4), (128,)))
-    out, _ = mn.meta_net(params, state, inputs)
-    out_later, _ = mn.meta_net(params, state, later)
+    out, _ = meta_net(params, state, inputs)
+    out_later, _ = meta_net(params, state, later)
     for name in ("pi", "y", "z"):
         assert np.array_equal(out[name][: end + 1], out_later[name][: end + 1])
     no_end = inputs._replace(is_terminal=jnp.zeros_like(terminal))
-    out_no_end, _ = mn.meta_net(params, state, no_end)
-    out_no_end_later, _ = mn.meta_net(params, state, no_end._replace(rewards=later.rewards))
+    out_no_end, _ = meta_net(params, state, no_end)
+    out_no_end_later, _ = meta_net(params, state, no_end._replace(rewards=later.rewards))
     assert not np.allclose(out_no_end["pi"][: end + 1], out_no_end_later["pi"][: end + 1])
+
+
+value_estimates = jax.jit(rule.value_estimates)
+POLICY_COSTS = {"pi": 1.0, "y": 1.0, "z": 1.0, "aux_policy": 0.0, "value": 0.0}  # the three KL terms alone
+
+
+@jax.jit
+def policy_loss(rollout, out, meta_out, estimates):
+    return rule.agent_loss(rollout, out, meta_out, estimates, POLICY_COSTS).sum()
+
+
+policy_grad = jax.jit(jax.grad(policy_loss, argnums=1))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -168,22 +181,21 @@ def test_the_agent_loss_is_least_at_the_targets(seed):
     ks = jax.random.split(jax.random.fold_in(key, 1), 5)
     meta_out = {"pi": jax.random.normal(ks[0], (steps, batch, actions)),
                 "y": jax.random.normal(ks[1], (steps, batch, 600)), "z": jax.random.normal(ks[2], (steps, batch, 600))}
-    estimates = rule.value_estimates(rollout, {**inputs.agent_out, "q": jax.random.normal(ks[3], (steps + 1, batch,
+    estimates = value_estimates(rollout, {**inputs.agent_out, "q": jax.random.normal(ks[3], (steps + 1, batch,
                                      actions, 601))}, {**inputs.target_out, "q": jax.random.normal(ks[4], (steps + 1,
                                      batch, actions, 601))}, rule.ema_init(), rule.ema_init())[0]
-    costs = {"pi": 1.0, "y": 1.0, "z": 1.0, "aux_policy": 0.0, "value": 0.0}
     z = inputs.agent_out["z"]
     z_at = z.at[:-1].set(jnp.where(jax.nn.one_hot(inputs.actions[:-1], actions, dtype=bool)[..., None],
                                    meta_out["z"][:, :, None], z[:-1]))
     at = {"logits": inputs.agent_out["logits"].at[:-1].set(meta_out["pi"]),
           "y": inputs.agent_out["y"].at[:-1].set(meta_out["y"]), "z": z_at,
           "aux_pi": jnp.zeros((steps + 1, batch, actions, actions)), "q": jnp.zeros((steps + 1, batch, actions, 601))}
-    loss = lambda out: rule.agent_loss(rollout, out, meta_out, estimates, costs).sum()  # noqa: E731
-    grads = jax.grad(loss)(at)
+    grads = policy_grad(rollout, at, meta_out, estimates)
     for name in ("logits", "y", "z"):
         assert np.allclose(grads[name], 0.0, atol=1e-6), name
-    assert np.allclose(loss(at), 0.0, atol=1e-4)
-    assert loss(inputs.agent_out | {"aux_pi": at["aux_pi"], "q": at["q"]}) > loss(at)
+    assert np.allclose(policy_loss(rollout, at, meta_out, estimates), 0.0, atol=1e-4)
+    assert policy_loss(rollout, inputs.agent_out | {"aux_pi": at["aux_pi"], "q": at["q"]}, meta_out, estimates) \
+        > policy_loss(rollout, at, meta_out, estimates)
 
 
 def _port_check():
