@@ -1,0 +1,80 @@
+"""What a learned update rule asks of an agent, beside what actor-critic would use (matplotlib, Agg backend).
+
+    rule_targets.png   left:  how far the rule's policy target moves log pi(a_t) (log softmax(pi^)[a_t] minus the
+                              agent's log pi(a_t)) against the normalised advantage, which scales actor-critic's
+                              step on log pi(a_t);
+                       right: the rule's y target, read through its leading principal component over the batch,
+                              against the Retrace estimate of the return, the target actor-critic's critic uses
+
+A drift is a function of two numbers and can be drawn as a surface (`objective_figures`); a learned update rule reads
+whole trajectories, so it is drawn on a batch an agent collected: each point is one step of one trajectory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from metadisco.figures import pyplot, save_figure
+from metadisco.objectives.disco import rule
+from metadisco.objectives.disco.meta_net import select
+
+plt = pyplot()
+
+
+def rule_targets(meta, params, target_params, meta_state: rule.MetaState, network, batch) -> dict[str, np.ndarray]:
+    """The rule's targets and actor-critic's quantities on `batch` (obs, actions, rewards, terminal, logits, time
+    first, [T + 1, B, ...] as `metadisco.trainers.update_rule.replay_sample` gives it), each flattened to [T * B]:
+    `policy_shift`, `advantage` (EMA-normalised), `y_component` (the y target's leading principal component, its
+    sign set to rise with the return) and `return` (Retrace's Q target)."""
+    obs, actions, rewards, terminal, logits = batch
+    rollout = rule.Rollout(actions, rewards[:-1], terminal[:-1], logits)
+    agent_out, target_out = network.apply(params, obs), network.apply(target_params, obs)
+    meta_out, estimates, _ = rule.unroll_meta_net(meta, meta_state, rollout, agent_out, target_out)
+    taken = actions[:-1]
+    shift = select(jax.nn.log_softmax(meta_out["pi"]), taken) - select(jax.nn.log_softmax(agent_out["logits"][:-1]),
+                                                                      taken)
+    y = np.asarray(jax.nn.softmax(meta_out["y"]), np.float64).reshape(-1, meta_out["y"].shape[-1])
+    centred = y - y.mean(axis=0)
+    component = centred @ np.linalg.svd(centred, full_matrices=False)[2][0]
+    returns = np.asarray(estimates.q_target, np.float64).ravel()
+    if np.corrcoef(component, returns)[0, 1] < 0:
+        component = -component
+    return {"policy_shift": np.asarray(shift, np.float64).ravel(),
+            "advantage": np.asarray(estimates.normalized_adv, np.float64).ravel(),
+            "y_component": component, "return": returns}
+
+
+def correlation(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.corrcoef(x, y)[0, 1]) if np.std(x) > 0 and np.std(y) > 0 else float("nan")
+
+
+def rule_targets_figure(targets: dict[str, np.ndarray], label: str, out: str | Path) -> Path:
+    """Draw `rule_targets(...)` to `out`/rule_targets.png; each panel's title gives the correlation."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    panels = (("advantage", "policy_shift", "normalised advantage (actor-critic)",
+               "policy target: change of log pi(a_t)"),
+              ("return", "y_component", "Retrace return estimate (critic's target)",
+               "y target: leading principal component"))
+    for ax, (x, y, xlabel, ylabel) in zip(axes, panels, strict=True):
+        ax.scatter(targets[x], targets[y], s=6, alpha=0.4)
+        ax.axhline(0.0, color="grey", lw=0.6)
+        ax.axvline(0.0, color="grey", lw=0.6)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"correlation {correlation(targets[x], targets[y]):+.2f}")
+    fig.suptitle(f"{label}: what the rule asks, beside actor-critic ({len(targets['advantage'])} steps)")
+    return save_figure(fig, Path(out) / "rule_targets.png", dpi=110)
+
+
+def targets_at(meta, state, network, key: jax.Array, batch: int) -> dict[str, np.ndarray]:
+    """`rule_targets` on `batch` trajectories drawn from a trainer state's replay
+    (`metadisco.trainers.update_rule.RuleState`)."""
+    from metadisco.trainers.update_rule import replay_sample
+
+    sample = replay_sample(state.replay, key, batch)
+    return rule_targets(meta, state.params, state.target_params, state.meta_state, network,
+                        jax.tree.map(jnp.asarray, sample))
