@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Issue 66, item 2 (second part): Disco103's learning curves on Catch at DeepMind's eval-notebook settings, from
+# DeepMind's own code on its jittable Catch (experiments/disco103_catch_deepmind.py, the venv of
+# results/disco103_port/run.sh) and from metadisco's update-rule trainer on gymnax's Catch-bsuite
+# (experiments/disco103_catch.py), seeds 0 and 1, 1000 steps (58,000 env steps) each; then the targets figure.
+#   bash results/disco103_catch/run.sh [WEIGHTS.npz]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+weights=${1:-../shared/data/disco103/disco_103.npz}
+venv=${DISCO_VENV:-/tmp/disco-venv}
+out=results/disco103_catch
+python experiments/disco103_catch.py --weights "$weights" --updates 1000 --seeds 0,1 --out "$out/metadisco.json" \
+  | tee "$out/metadisco.txt"
+for seed in 0 1; do
+  "$venv/bin/python" experiments/disco103_catch_deepmind.py --weights "$weights" --steps 1000 --seed "$seed" \
+    --out "$out/deepmind_seed$seed.json" | tee "$out/deepmind_seed$seed.txt"
+done
+# Issue 66, item 5: what the rule asks of the agent it trained, beside actor-critic's quantities.
+python experiments/disco103_figure.py --weights "$weights" --out "$out"
