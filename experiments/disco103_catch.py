@@ -4,6 +4,10 @@ held, lr 1e-2, Adam clipped element-wise at 1, the 512-512 MLP agent with its LS
 Writes each update's mean return of the episodes that ended in it, per seed.
 
     python experiments/disco103_catch.py --weights disco_103.npz --updates 1000 --seeds 0,1 --out FILE.json
+
+`--env deepmind` trains on DeepMind's own Catch game instead (its board, dynamics and rewards, from `disco_rl`, which
+must then be importable), restarted on the step that ends an episode as every metadisco env is, where DeepMind's
+stream shows the last board for one more step whose action does nothing.
 """
 
 from __future__ import annotations
@@ -17,10 +21,37 @@ import jax.numpy as jnp
 import numpy as np
 
 from metadisco.core.io import atomic_write_text
-from metadisco.envs import make_env
+from metadisco.envs import EnvSpec, EnvStep, make_env
 from metadisco.objectives.disco.weights import load_disco103
 from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.update_rule import RuleSettings, make_update_rule_trainer
+
+
+class DeepMindCatch:
+    """DeepMind's Catch game (`disco_rl.environments.jittable_envs._SingleStreamCatch`, 10 x 5, +1 / -1 at the bottom
+    row) as a metadisco `Env`: observation its rendered board, flattened."""
+
+    def __init__(self):
+        from disco_rl.environments.jittable_envs import _SingleStreamCatch
+
+        self.game = _SingleStreamCatch()
+        self.spec = EnvSpec("Catch-deepmind", (50,), True, self.game.num_actions)
+
+    def _board(self, state):
+        return self.game.render(state).reshape(-1).astype(jnp.float32)
+
+    def reset(self, key):
+        state = self.game.initial_state(key)
+        return self._board(state), state
+
+    def step(self, key, state, action):
+        reached = self.game.step(key, state, action)
+        done = self.game.is_terminal(reached)
+        fresh = self.game.initial_state(key)
+        state = jnp.where(done, fresh, reached)
+        final = self._board(reached)
+        obs = jnp.where(done, self._board(fresh), final)
+        return state, EnvStep(obs, self.game.reward(reached).astype(jnp.float32), done, jnp.bool_(False), final, {})
 
 
 def main(argv=None) -> int:
@@ -29,17 +60,20 @@ def main(argv=None) -> int:
     parser.add_argument("--updates", type=int, default=1000)
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--env", choices=("gymnax", "deepmind"), default="gymnax",
+                        help="gymnax's Catch-bsuite (default) or DeepMind's Catch game")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     config = TrainConfig(num_envs=2, num_steps=29, total_timesteps=2 * 29 * args.updates, num_minibatches=1,
                          update_epochs=1, lr=1e-2, gamma=0.997, gae_lambda=0.95)
-    trainer = make_update_rule_trainer(config, make_env("Catch-bsuite"), RuleSettings())
+    env = make_env("Catch-bsuite") if args.env == "gymnax" else DeepMindCatch()
+    trainer = make_update_rule_trainer(config, env, RuleSettings())
     meta = jax.tree.map(jnp.asarray, load_disco103(args.weights))
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
     start = time.time()
     result = jax.jit(jax.vmap(trainer.train, in_axes=(0, None)))(keys, meta)
     returns = np.asarray(result.metrics.episode_return)
-    out = {"env": "Catch-bsuite", "seeds": seeds, "seconds": time.time() - start,
+    out = {"env": env.spec.env_id, "seeds": seeds, "seconds": time.time() - start,
            "returns": [[None if np.isnan(r) else float(r) for r in row] for row in returns]}
     atomic_write_text(args.out, json.dumps(out) + "\n")
     window = max(args.updates // 10, 1)

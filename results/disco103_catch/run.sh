@@ -11,6 +11,8 @@ venv=${DISCO_VENV:-/tmp/disco-venv}
 out=results/disco103_catch
 python experiments/disco103_catch.py --weights "$weights" --updates 1000 --seeds 0,1 --out "$out/metadisco.json" \
   | tee "$out/metadisco.txt"
+"$venv/bin/python" experiments/disco103_catch.py --weights "$weights" --updates 1000 --seeds 0,1 --env deepmind \
+  --out "$out/metadisco_deepmind_catch.json" | tee "$out/metadisco_deepmind_catch.txt"
 for seed in 0 1; do
   "$venv/bin/python" experiments/disco103_catch_deepmind.py --weights "$weights" --steps 1000 --seed "$seed" \
     --out "$out/deepmind_seed$seed.json" | tee "$out/deepmind_seed$seed.txt"
