@@ -6,8 +6,7 @@ Writes each update's mean return of the episodes that ended in it, per seed.
     python experiments/disco103_catch.py --weights disco_103.npz --updates 1000 --seeds 0,1 --out FILE.json
 
 `--env deepmind` trains on DeepMind's own Catch game instead (its board, dynamics and rewards, from `disco_rl`, which
-must then be importable), restarted on the step that ends an episode as every metadisco env is, where DeepMind's
-stream shows the last board for one more step whose action does nothing.
+must then be importable), restarted on the step that ends an episode, as DeepMind's jittable wrapper does too.
 """
 
 from __future__ import annotations
