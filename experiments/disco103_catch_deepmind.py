@@ -26,29 +26,23 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     import chex
     import rlax
-    from disco_rl import agent as agent_lib
+    from disco_rl import agent as _agent_module  # noqa: F401  imported before the chex patch below
     from disco_rl import types, utils
-    from disco_rl.environments import jittable_envs
+    from disco_rl.environments import jittable_envs  # noqa: F401
 
     # chex 0.1.92's `chex.Array` is a typing.Union, whose isinstance does not ask jax.Array (which admits tracers), so
     # DeepMind's `assert isinstance(logits, chex.Array)` fails under jit and pmap; a tuple asks each class.
     chex.Array = (jax.Array, np.ndarray, np.bool_, np.number)
     # (set after disco_rl is imported: its annotations use chex.Array in `|` unions)
 
-    with np.load(args.weights) as npz:
-        flat = {k: npz[k] for k in npz.files}
-    meta_params = {k.rsplit("/", 1)[0]: {"w": flat[k.rsplit("/", 1)[0] + "/w"], "b": flat[k.rsplit("/", 1)[0] + "/b"]}
-                   for k in flat}
+    from disco103_port import notebook_agent  # the same folder: this script's own
+
+    from metadisco.objectives.disco.weights import load_disco103
+
+    meta_params = load_disco103(args.weights)  # Haiku's tree, as the notebook's unflatten_params makes it
     batch_size, rollout_len, replay_ratio = 64, 29, 32
     num_envs = batch_size // replay_ratio
-    env = jittable_envs.CatchJittableEnvironment(batch_size=num_envs, env_settings=jittable_envs.get_config_catch())
-    settings = agent_lib.get_settings_disco()
-    settings.net_settings.name = "mlp"
-    settings.net_settings.net_args = dict(dense=(512, 512), model_arch_name="lstm", head_w_init_std=1e-2,
-                                          model_kwargs=dict(head_mlp_hiddens=(128,), lstm_size=128))
-    settings.learning_rate = 1e-2
-    agent = agent_lib.Agent(agent_settings=settings, single_observation_spec=env.single_observation_spec(),
-                            single_action_spec=env.single_action_spec(), batch_axis_name=None)
+    env, agent, _ = notebook_agent(num_envs)
     key = jax.random.PRNGKey(args.seed)
     env_state, ts = env.reset(key)
     learner_state = agent.initial_learner_state(key)

@@ -172,19 +172,27 @@ def random_cases(meta_params, seeds=(0, 1, 2), shapes=((7, 3, 3), (20, 4, 5)), s
     return results
 
 
-def catch_cases(meta_params, updates=3, batch=4, rollout_len=29, seed=0) -> dict:
+def notebook_agent(num_envs: int):
+    """DeepMind's jittable Catch with `num_envs` envs and the agent its eval notebook builds (512-512 MLP, LSTM action
+    model, lr 1e-2): (env, agent, settings)."""
     from disco_rl import agent as agent_lib
-    from disco_rl import types
     from disco_rl.environments import jittable_envs
 
-    env = jittable_envs.CatchJittableEnvironment(batch_size=batch, env_settings=jittable_envs.get_config_catch())
-    settings = agent_lib.get_settings_disco()  # the eval notebook's agent
+    env = jittable_envs.CatchJittableEnvironment(batch_size=num_envs, env_settings=jittable_envs.get_config_catch())
+    settings = agent_lib.get_settings_disco()
     settings.net_settings.name = "mlp"
     settings.net_settings.net_args = dict(dense=(512, 512), model_arch_name="lstm", head_w_init_std=1e-2,
                                           model_kwargs=dict(head_mlp_hiddens=(128,), lstm_size=128))
     settings.learning_rate = 1e-2
     agent = agent_lib.Agent(agent_settings=settings, single_observation_spec=env.single_observation_spec(),
                             single_action_spec=env.single_action_spec(), batch_axis_name=None)
+    return env, agent, settings
+
+
+def catch_cases(meta_params, updates=3, batch=4, rollout_len=29, seed=0) -> dict:
+    from disco_rl import types
+
+    env, agent, settings = notebook_agent(batch)
     key = jax.random.PRNGKey(seed)
     env_state, ts = env.reset(key)
     learner_state = agent.initial_learner_state(key)
