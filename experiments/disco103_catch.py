@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 
 import jax
 import jax.numpy as jnp
@@ -21,9 +22,10 @@ import numpy as np
 
 from metadisco.core.io import atomic_write_text
 from metadisco.envs import EnvSpec, EnvStep, make_env
+from metadisco.objectives import UPDATE_RULES, Objective
 from metadisco.objectives.disco.weights import load_disco103
-from metadisco.trainers.config import TrainConfig
-from metadisco.trainers.update_rule import RuleSettings, make_update_rule_trainer
+from metadisco.trainers import make_trainer
+from metadisco.trainers.config import get_preset
 
 
 class DeepMindCatch:
@@ -63,11 +65,10 @@ def main(argv=None) -> int:
                         help="gymnax's Catch-bsuite (default) or DeepMind's Catch game")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
-    config = TrainConfig(num_envs=2, num_steps=29, total_timesteps=2 * 29 * args.updates, num_minibatches=1,
-                         update_epochs=1, lr=1e-2, gamma=0.997, gae_lambda=0.95)
+    config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * args.updates)
     env = make_env("Catch-bsuite") if args.env == "gymnax" else DeepMindCatch()
-    trainer = make_update_rule_trainer(config, env, RuleSettings())
-    meta = jax.tree.map(jnp.asarray, load_disco103(args.weights))
+    trainer = make_trainer(config, env, Objective(update_rule=UPDATE_RULES.make("disco")))
+    meta = {"update_rule": jax.tree.map(jnp.asarray, load_disco103(args.weights))}
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
     start = time.time()
     result = jax.jit(jax.vmap(trainer.train, in_axes=(0, None)))(keys, meta)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -19,10 +20,11 @@ import numpy as np
 from metadisco.analysis.update_rule_figures import correlation, rule_targets_figure, targets_at
 from metadisco.core.io import atomic_write_text
 from metadisco.envs import make_env
+from metadisco.objectives import UPDATE_RULES, Objective
+from metadisco.objectives.disco.agent import PredictionAgent
 from metadisco.objectives.disco.weights import load_disco103
-from metadisco.trainers.config import TrainConfig
-from metadisco.trainers.networks import PredictionAgent
-from metadisco.trainers.update_rule import RuleSettings, make_update_rule_trainer
+from metadisco.trainers import make_trainer
+from metadisco.trainers.config import get_preset
 
 
 def main(argv=None) -> int:
@@ -32,13 +34,13 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     updates, early = 600, 40
-    config = TrainConfig(num_envs=2, num_steps=29, total_timesteps=2 * 29 * updates, num_minibatches=1,
-                         update_epochs=1, lr=1e-2, gamma=0.997, gae_lambda=0.95)
+    config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * updates, replay_batch=32,
+                     hidden_sizes=(64, 64))
     env = make_env("Catch-bsuite")
-    settings = RuleSettings(replay_batch=32, torso=(64, 64))
-    trainer = make_update_rule_trainer(config, env, settings)
-    network = PredictionAgent(env.spec.action_size, torso=settings.torso)
-    meta = jax.tree.map(jnp.asarray, load_disco103(args.weights))
+    trainer = make_trainer(config, env, Objective(update_rule=UPDATE_RULES.make("disco")))
+    network = PredictionAgent(env.spec.action_size, torso=config.hidden_sizes)
+    rule_meta = jax.tree.map(jnp.asarray, load_disco103(args.weights))
+    meta = {"update_rule": rule_meta}
     step = jax.jit(trainer.step, static_argnums=1)
     state = jax.jit(trainer.init)(jax.random.PRNGKey(args.seed), meta)
     state, first = step(state, early)
@@ -48,7 +50,7 @@ def main(argv=None) -> int:
         if stage is None:
             state, rest = step(state, updates - early)
             stage = state
-        targets = targets_at(meta, stage, network, key, 64)
+        targets = targets_at(rule_meta, stage, network, key, 64)
         out = Path(args.out) / name
         out.mkdir(parents=True, exist_ok=True)
         rule_targets_figure(targets, f"Disco103 on Catch-bsuite, update {int(stage.update)}", out)

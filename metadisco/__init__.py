@@ -3,7 +3,7 @@
 The public API, for scripts and notebooks (the README's examples and `results/` use only these names):
 
     objectives   Objective, BUILTIN_OBJECTIVES, resolve_objective (a built-in name or an objective file),
-                 load_objective, save_objective, Progress, DRIFTS, VALUE_LOSSES, OPTIMIZERS
+                 load_objective, save_objective, Progress, DRIFTS, VALUE_LOSSES, OPTIMIZERS, UPDATE_RULES
     training     TrainConfig, get_preset, make_trainer, make_train, hyper_of, static_of (traced / static
                  settings), train_seeds, resolve_config, seed_keys, final_return, mean_return, make_env,
                  random_policy_return
@@ -31,6 +31,7 @@ _PUBLIC = {
     "DRIFTS": "metadisco.objectives",
     "VALUE_LOSSES": "metadisco.objectives",
     "OPTIMIZERS": "metadisco.objectives",
+    "UPDATE_RULES": "metadisco.objectives",
     "load_objective": "metadisco.objectives",
     "save_objective": "metadisco.objectives",
     "resolve_objective": "metadisco.objectives.resolve",

@@ -8,6 +8,7 @@
 
 A drift is a function of two numbers and can be drawn as a surface (`objective_figures`); a learned update rule reads
 whole trajectories, so it is drawn on a batch an agent collected: each point is one step of one trajectory.
+`plot_update_rule` trains that agent (`metadisco plot RULE.msgpack --env ENV`).
 """
 
 from __future__ import annotations
@@ -76,5 +77,27 @@ def targets_at(meta, state, network, key: jax.Array, batch: int) -> dict[str, np
     from metadisco.trainers.update_rule import replay_sample
 
     sample = replay_sample(state.replay, key, batch)
-    return rule_targets(meta, state.params, state.target_params, state.meta_state, network,
+    return rule_targets(meta, state.params, state.target_params, state.rule_state, network,
                         jax.tree.map(jnp.asarray, sample))
+
+
+def plot_update_rule(objective, meta, label: str, out: str | Path, env_id: str, timesteps: int | None = None,
+                     seed: int = 0, batch: int = 64) -> list[Path]:
+    """Train one agent with `objective`'s update rule on `env_id` (its update_rule preset, `timesteps` env steps;
+    None: the preset's) and draw `rule_targets_figure` on `batch` trajectories of its replay at the end."""
+    from metadisco.core.errors import UserError
+    from metadisco.envs import make_env
+    from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers import make_trainer
+
+    if objective.update_rule is None or objective.update_rule.name != "disco":
+        raise UserError("the update rule's figure reads DiscoRL's targets and value estimates: it draws rules of kind "
+                        "disco")
+    config = resolve_config(env_id, None, (), timesteps, "update_rule")
+    env = make_env(env_id)
+    trainer = make_trainer(config, env, objective)
+    state = jax.jit(trainer.init)(jax.random.PRNGKey(seed), meta)
+    state, _ = jax.jit(trainer.step, static_argnums=1)(state, trainer.num_updates)
+    network = objective.update_rule.agent(env.spec.action_size, config.hidden_sizes, config.activation)
+    targets = targets_at(meta["update_rule"], state, network, jax.random.fold_in(jax.random.PRNGKey(seed), 1), batch)
+    return [rule_targets_figure(targets, f"{label} on {env_id}, after {trainer.num_updates} updates", out)]

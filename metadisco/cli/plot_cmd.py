@@ -1,5 +1,7 @@
 """metadisco plot: PNG figures of each piece of an objective, beside PPO's / DPO's, L2 and Adam; with --env, also
-training runs of the objective's optimiser and of Adam on the same seeds, and their dormant-unit fractions. Given
+training runs of the objective's optimiser and of Adam on the same seeds, and their dormant-unit fractions. A
+learned update rule (with --env) is drawn on the trajectories of one agent it trains: its policy and prediction
+targets against actor-critic's advantage and return (`metadisco.analysis.update_rule_figures`). Given
 an evaluation's folder (`metadisco evaluate --out DIR`), its learning curves and aggregate again, from eval.json."""
 
 from __future__ import annotations
@@ -34,12 +36,33 @@ def run(args) -> int:
     from metadisco.analysis.objective_figures import plot_objective
 
     objective, meta, label, run_dir = resolve_input(args.objective)
+    if objective.algorithm == "update_rule":
+        return _plot_update_rule(objective, meta, label, args)
     dormancy = _dormancy_request(args, objective)
     out = output_dir(args.out, lock=False)  # plot only reads the run, and never waits for its writer
     paths = plot_objective(objective, meta, label, out, run_dir, float(args.num_updates), dormancy)
     for path in paths:
         print(path)
     say(f"wrote {len(paths)} figures to {out}")
+    return 0
+
+
+def _plot_update_rule(objective, meta, label, args) -> int:
+    """A learned update rule's figure: its targets on the batches of an agent it trains on --env."""
+    from metadisco.analysis.update_rule_figures import plot_update_rule
+    from metadisco.core.errors import UserError
+    from metadisco.envs import check_env_id
+
+    if args.env is None:
+        raise UserError("a learned update rule is drawn on the trajectories of an agent it trains: give --env ENV "
+                        "(e.g. Catch-bsuite; --timesteps sets the run's length)")
+    check_env_id(args.env)
+    out = output_dir(args.out, lock=False)
+    say(f"training one agent with {label} on {args.env} to draw what its rule asks (compiling first)")
+    paths = plot_update_rule(objective, meta, label, out, args.env, args.timesteps)
+    for path in paths:
+        print(path)
+    say(f"wrote {len(paths)} figure(s) to {out}")
     return 0
 
 

@@ -29,6 +29,8 @@ from metadisco.runs.random_policy import cached_random_return
 __all__ = ["Method", "MethodRun", "Rules", "Training", "evaluate", "prepare", "group_methods", "held_out_envs",
            "resolve_methods", "train_env"]
 
+# The handcrafted method each algorithm's objectives are judged against when no baselines are given.
+BUILTIN_BASELINES = {"ppo": "ppo", "pqn": "pqn"}
 # evaluate's and prepare's keywords before `Training` grouped them (metadisco 0.x): still taken, with a warning.
 LEGACY_TRAINING = ("timesteps", "overrides", "preset")
 
@@ -53,8 +55,10 @@ def _training_of(training: Training | None, legacy: dict, where: str) -> Trainin
 def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, *,
             training: Training | None = None, seed: int = 0, rules: Rules | None = None,
             **legacy) -> tuple[list[Method], list[str], dict]:
-    """(methods, envs, {env: TrainConfig}) of an evaluation, every argument checked before any training.
-    `training`: the preset, budget and changes every method trains with (`Training`; default the env's preset)."""
+    """(methods, envs, {env: {algorithm: TrainConfig}}) of an evaluation, every argument checked before any training.
+    `training`: the preset, budget and changes every method trains with (`Training`; default the env family's
+    preset of each method's algorithm: methods of several algorithms, e.g. a learned update rule against PPO, each
+    train with their own algorithm's settings, and `--set` changes apply to all)."""
     from dataclasses import replace
 
     from metadisco.core.coerce import INT32_MAX, check_int, check_seed
@@ -74,14 +78,17 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     if baselines is None:
         from metadisco.evaluate.methods import method_from
 
-        baselines = [method_from(objective).objective.algorithm]
+        algorithm = method_from(objective).objective.algorithm
+        if algorithm not in BUILTIN_BASELINES:
+            raise SettingError(f"{objective} is a learned {algorithm.replace('_', ' ')}, which has no handcrafted "
+                               "twin; give baselines (e.g. ppo,dpo)", ("baselines",))
+        baselines = [BUILTIN_BASELINES[algorithm]]
     methods = resolve_methods(objective, baselines)
-    algorithms = sorted({m.objective.algorithm for m in methods})
-    if len(algorithms) > 1:
-        by = {a: [m.label for m in methods if m.objective.algorithm == a] for a in algorithms}
-        raise SettingError(f"one evaluation trains one algorithm: {', '.join(by['ppo'])} are for ppo and "
-                        f"{', '.join(by['pqn'])} for pqn; evaluate them apart (baselines pqn for a TD objective)",
-                           ("baselines",))
+    algorithms = list(dict.fromkeys(m.objective.algorithm for m in methods))  # the objective's first
+    if len(algorithms) > 1 and training.preset is not None:
+        raise SettingError(f"preset {training.preset!r} is one algorithm's settings, but these methods train with "
+                           f"{', '.join(algorithms)}; leave the preset out (each algorithm then takes its env "
+                           "family's preset)", ("preset",))
     if not envs:
         run_dir = without_label(objective)
         if not Path(run_dir).is_dir():
@@ -97,14 +104,17 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
         raise SettingError(f"env {duplicates[0].removesuffix('@None')!r} is given twice in envs; give each regime "
                            "once (the same env at several budgets: ID@TIMESTEPS each)", ("envs",))
     # Check everything the user typed before the first (long) training call.
-    configs = {name: training.config(env, budget, algorithms[0])
+    trainings = training.per_algorithm(algorithms)
+    configs = {name: {a: trainings[a].config(env, budget, a) for a in algorithms}
                for name, (env, budget) in zip(envs, budgets, strict=True)}
     if rules is not None and rules.eval_episodes:  # every trained agent then plays them (trainers.greedy)
-        configs = {name: replace(c, eval_episodes=rules.eval_episodes) for name, c in configs.items()}
-    for env, config in configs.items():
-        check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
-        for point in (rules.grid() if rules else []):
-            with_values(config, point, "--tune")  # a name that is not traced, or a value out of range
+        configs = {name: {a: replace(c, eval_episodes=rules.eval_episodes) for a, c in by.items()}
+                   for name, by in configs.items()}
+    for env, by in configs.items():
+        for config in by.values():
+            check_trainer_fits(config, num_seeds, f"{env}: --seeds {num_seeds:,}")
+            for point in (rules.grid() if rules else []):
+                with_values(config, point, "--tune")  # a name that is not traced, or a value out of range
     return methods, envs, configs
 
 
@@ -168,7 +178,9 @@ class _Plan:
 
     def __init__(self, methods: list[Method], envs: list[str], configs: dict, num_seeds: int, seed: int,
                  rules: Rules, devices: list):
-        self.methods, self.envs, self.configs = methods, envs, configs
+        self.methods, self.envs, self.by_algorithm = methods, envs, configs
+        self.algorithm = methods[0].objective.algorithm  # the objective's: its configs are `configs`
+        self.configs = {e: by[self.algorithm] for e, by in configs.items()}
         self.num_seeds, self.seed, self.rules, self.devices = num_seeds, seed, rules, devices
         self.groups = group_methods(methods)
         self.grid = rules.grid()
@@ -181,12 +193,27 @@ class _Plan:
         return {"methods": {m.label: {"source": m.source, "spec": m.objective.to_spec(), "meta": tree_digest(m.meta)}
                             for m in self.methods},
                 "configs": {e: config_to_dict(c) for e, c in self.configs.items()},
+                **self._other_configs(),
                 "seeds": self.num_seeds, "seed": self.seed, "rules": self.rules.to_plain(),
                 "devices": len(self.devices)}
 
-    def preset_point(self, env: str) -> dict[str, float]:
-        """The untuned values of the tuned settings on `env` (its preset's, with --set applied)."""
-        return {name: float(getattr(self.configs[env], name)) for name, _ in self.rules.tune}
+    def _other_configs(self) -> dict:
+        """{"other_algorithms": {algorithm: {env: config}}} of the baselines that train with another algorithm than
+        the objective's; {} when all train with its (the records of such evaluations are unchanged)."""
+        from metadisco.trainers.config import config_to_dict
+
+        others = {a: {e: config_to_dict(by[a]) for e, by in self.by_algorithm.items()}
+                  for a in next(iter(self.by_algorithm.values())) if a != self.algorithm}
+        return {"other_algorithms": others} if others else {}
+
+    def config(self, env: str, method: Method):
+        return self.by_algorithm[env][method.objective.algorithm]
+
+    def preset_point(self, env: str, method: Method | None = None) -> dict[str, float]:
+        """The untuned values of the tuned settings on `env` (its preset's, with --set applied) for `method`'s
+        algorithm (None: the objective's)."""
+        config = self.configs[env] if method is None else self.config(env, method)
+        return {name: float(getattr(config, name)) for name, _ in self.rules.tune}
 
     @staticmethod
     def cell_key(env: str, label: str, seed_set: str, point: dict[str, float]) -> str:
@@ -229,7 +256,8 @@ class _Plan:
             if not all(k in store for k in keys):
                 progress.set_postfix_str(f"{env}: {', '.join(m.label for m in methods)}"
                                          + (f" ({seed_set} seeds, {_point_text(point)})" if point else ""))
-                config = with_values(self.configs[env], point, "--tune") if point else self.configs[env]
+                config = self.config(env, methods[0])
+                config = with_values(config, point, "--tune") if point else config
                 seeds = seed_keys(self.num_seeds, self.seed) if seed_set == "score" \
                     else selection_keys(self.num_seeds, self.seed)
                 trained = train_group(env_of(env), methods, config, seeds, self.devices, index)
@@ -243,10 +271,9 @@ class _Plan:
         """({label: untuned run}, {label: reported run}, {label: tuning record}) of one env."""
         from metadisco.evaluate.rules import best_point
 
-        preset = self.preset_point(env)
         key = self.cell_key
-        runs = self._calls(env, store, progress, [(g, "score", preset) for g in self.groups])
-        untuned = {m.label: runs[key(env, m.label, "score", preset)] for m in self.methods}
+        runs = self._calls(env, store, progress, [(g, "score", self.preset_point(env, g[0])) for g in self.groups])
+        untuned = {m.label: runs[key(env, m.label, "score", self.preset_point(env, m))] for m in self.methods}
         if not self.grid:
             return untuned, untuned, {}
         seed_set = "select" if self.rules.tune_rule == "fresh_seeds" else "score"
@@ -280,7 +307,7 @@ class _Plan:
         from metadisco.trainers.config import config_to_dict
 
         labels = [m.label for m in self.methods]
-        batch_sizes = {e: c.batch_size for e, c in self.configs.items()}
+        batch_sizes = {e: {m.label: self.config(e, m).batch_size for m in self.methods} for e in self.envs}
         score, scores = self.rules.score, self.rules.scores
         report = summary.summarise(reported, batch_sizes, random_returns, labels[0], labels[1:], self.seed, score,
                                    scores)
@@ -310,11 +337,15 @@ class _Plan:
             "final_window_percent": f"{100 * config.final_window:g}%",
             "random_policy_return": random_returns,
             "configs": {e: config_to_dict(c) for e, c in self.configs.items()},
+            **self._other_configs(),
         }
         if self.grid:
             report["settings"]["tuning"] = {
                 "grid": {name: list(values) for name, values in self.rules.tune}, "rule": self.rules.tune_rule,
                 "preset": {e: self.preset_point(e) for e in self.envs},
+                **({"other_algorithms_preset": {m.label: {e: self.preset_point(e, m) for e in self.envs}
+                                                for m in self.methods if m.objective.algorithm != self.algorithm}}
+                   if self._other_configs() else {}),
                 "selection_seed_keys": key_data_of(selection_keys(self.num_seeds, self.seed))
                 if self.rules.tune_rule == "fresh_seeds" else None}
         ordered = {name: report[name] for name in SECTIONS}  # eval.json's order: settings first

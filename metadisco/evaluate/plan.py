@@ -29,8 +29,9 @@ def plan_evaluation(methods, envs: list[str], configs: dict, num_seeds: int, see
     calls = 1 + points * (2 if rules is not None and rules.tune_rule == "fresh_seeds" else 1)
     out = []
     for env_id in envs:
-        env, config = make_env(env_of(env_id)), configs[env_id]
+        env = make_env(env_of(env_id))
         for group in group_methods(methods):
+            config = configs[env_id][group[0].objective.algorithm]
             fn, args = group_program(env, group, config, keys, devices)
             runs = len(group) * num_seeds
             out.append(cost.plan_call(f"{env_id}: {','.join(m.label for m in group)}", fn, args, runs,

@@ -41,11 +41,12 @@ def seed_status(run: MethodRun) -> list[str]:
             for d, r in zip(run.diverged.tolist(), run.final_return.tolist(), strict=True)]
 
 
-def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, int],
+def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, int | dict[str, int]],
               random_returns: dict[str, float], objective_label: str, baseline_labels: list[str],
               seed: int = 0, score: str = "final_return", scores: tuple[str, ...] = SCORES[:2]) -> dict:
     """The eval.json content minus "settings": {"envs": {env: {method: {...}}}, "aggregate": {...}}
-    (`metadisco.evaluate.layout`); statistics of `score` (one of `scores`, the scores every run has)."""
+    (`metadisco.evaluate.layout`); statistics of `score` (one of `scores`, the scores every run has). `batch_sizes`:
+    env steps per update on each env, or per env and method label (methods of several algorithms)."""
     out: dict = {}
     normalised: dict[str, dict[str, np.ndarray]] = {}  # env -> method -> normalised finite scores
     excluded: dict[str, str] = {}
@@ -66,8 +67,8 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
         normalised[env_id] = {}
         for label, run in runs.items():
             status = seed_status(run)
-            steps, curve = learning_curve(run.curves.episode_return, run.curves.episode_count,
-                                          batch_sizes[env_id])
+            batch = batch_sizes[env_id][label] if isinstance(batch_sizes[env_id], dict) else batch_sizes[env_id]
+            steps, curve = learning_curve(run.curves.episode_return, run.curves.episode_count, batch)
             mean, lo, hi = stats.mean_curve_ci(curve, seed=seed)
             entry = {
                 **{name: scores_of(run, name) for name in scores},

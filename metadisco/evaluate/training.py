@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -27,3 +27,21 @@ class Training:
         from metadisco.runs.seeds import resolve_config
 
         return resolve_config(env_id, self.preset, self.overrides, budget or self.timesteps, algorithm)
+
+    def per_algorithm(self, algorithms: list[str]) -> dict[str, Training]:
+        """{algorithm: Training} for methods of `algorithms`: with several, each takes only the changes its
+        algorithm reads (`metadisco.trainers.config.READ_BY`: e.g. replay_batch goes to update_rule, ent_coef to
+        ppo); a change that none of them reads is a `SettingError`."""
+        from metadisco.core.errors import SettingError
+        from metadisco.trainers.config import READ_BY, parse_overrides
+
+        if len(algorithms) == 1:
+            return {algorithms[0]: self}
+        changes = dict(self.overrides) if isinstance(self.overrides, Mapping) else parse_overrides(self.overrides)
+        unread = [k for k in changes if not set(READ_BY.get(k, algorithms)) & set(algorithms)]
+        if unread:
+            raise SettingError(f"{unread[0]} is a setting of algorithm {' and '.join(READ_BY[unread[0]])}, which "
+                               f"none of these methods trains with ({', '.join(algorithms)})", ("overrides",))
+        return {a: replace(self, overrides={k: v for k, v in changes.items() if a in READ_BY.get(k, (a,))})
+                for a in algorithms}
+

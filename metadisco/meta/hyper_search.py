@@ -34,7 +34,7 @@ import numpy as np
 
 from metadisco.core.coerce import check_float, coerce
 from metadisco.core.errors import UserError, shorten, unknown_name_error
-from metadisco.trainers.config import DEFAULT, OWN_SETTINGS, Hyper
+from metadisco.trainers.config import DEFAULT, READ_BY, Hyper
 from metadisco.trainers.hyper import hyper_of, with_values
 from metadisco.trainers.hyper_space import NATURAL_LOG
 
@@ -175,9 +175,9 @@ def check_against_tasks(search: HyperSearch, tasks: list[tuple[str, Any]], algor
     algorithm ignores, a task whose own value a log scale cannot move (0), or one outside `low` / `high` (then
     u = 0 would not be the task's value)."""
     for s in search.searched:
-        if algorithm == "pqn" and s.name in OWN_SETTINGS["pqn"]["other"]:
-            raise UserError(f"hyper.{s.name}: algorithm pqn ignores {s.name}; PQN reads lr, gamma, gae_lambda and "
-                            "max_grad_norm")
+        if algorithm not in READ_BY.get(s.name, (algorithm,)):
+            raise UserError(f"hyper.{s.name}: algorithm {algorithm} ignores {s.name}; it is a setting of "
+                            f"{' and '.join(READ_BY[s.name])}")
         lo, hi = s.bounds
         for label, config in tasks:
             own = float(getattr(config, s.name))

@@ -1,7 +1,7 @@
-"""The learnable pieces of an RL objective: drifts, value losses and optimisers, by name.
+"""The learnable pieces of an RL objective: drifts, value losses, optimisers, traces and update rules, by name.
 
-Every piece is called `piece(meta, inputs, progress)` (see `metadisco.objectives.registry` for the three slots'
-Protocols); a researcher's own pieces register with the same decorators and load as plugins
+Every piece but an update rule is called `piece(meta, inputs, progress)` (see `metadisco.objectives.registry` for
+the slots' Protocols); a researcher's own pieces register with the same decorators and load as plugins
 (`metadisco.core.plugins`)."""
 
 # Importing the piece modules registers them.
@@ -18,6 +18,7 @@ from metadisco.objectives import (  # noqa: F401
     trace,
     value_loss,
 )
+from metadisco.objectives.disco import update_rule as disco_update_rule  # noqa: F401
 from metadisco.objectives.expression import expression_drift
 from metadisco.objectives.files import load_objective, save_objective
 from metadisco.objectives.objective import BUILTIN_OBJECTIVES, Objective
@@ -25,6 +26,7 @@ from metadisco.objectives.registry import (
     DRIFTS,
     OPTIMIZERS,
     TRACES,
+    UPDATE_RULES,
     VALUE_LOSSES,
     Drift,
     DriftInputs,
@@ -35,11 +37,13 @@ from metadisco.objectives.registry import (
     Progress,
     Trace,
     TraceInputs,
+    UpdateRule,
+    UpdateRuleInputs,
     ValueLoss,
     ValueLossInputs,
 )
 
-__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "TRACES", "VALUE_LOSSES", "Drift", "DriftInputs",
-           "Objective", "Optimizer", "OptimizerContext",
-           "OptimizerInputs", "Piece", "Progress", "Trace", "TraceInputs", "ValueLoss",
-           "ValueLossInputs", "expression_drift", "load_objective", "save_objective"]
+__all__ = ["BUILTIN_OBJECTIVES", "DRIFTS", "OPTIMIZERS", "TRACES", "UPDATE_RULES", "VALUE_LOSSES", "Drift",
+           "DriftInputs", "Objective", "Optimizer", "OptimizerContext", "OptimizerInputs", "Piece", "Progress", "Trace",
+           "TraceInputs", "UpdateRule", "UpdateRuleInputs", "ValueLoss", "ValueLossInputs", "expression_drift",
+           "load_objective", "save_objective"]

@@ -1,5 +1,5 @@
-"""An objective: one drift, one value loss and one optimiser (and, for TD learning, a trace), with one
-meta-parameter pytree.
+"""An objective: one drift, one value loss and one optimiser (and, for TD learning, a trace), or one learned update
+rule, with one meta-parameter pytree.
 
 `Objective` is hashable (static under jit); its meta-parameters are the dict
 {"drift": ..., "value_loss": ..., "optimizer": ...}, each entry empty for a handcrafted piece. A TD objective
@@ -7,18 +7,23 @@ meta-parameter pytree.
 policy-optimisation objective, as every objective before the trace slot existed, and its files are unchanged.
 The trace slot is what says which trainer an objective is for (`algorithm`): the PQN trainer uses the value
 loss (as its TD loss), the optimiser and the trace, and has no policy, so no use for the drift.
+
+An update-rule objective (`update_rule: {kind: disco}`) is the rule alone: the rule writes the agent's whole loss,
+so it has no drift, value loss or optimiser (its trainer, `metadisco.trainers.update_rule`, is algorithm
+"update_rule"), and its meta-parameters are {"update_rule": ...}.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from typing import Any
 
 from metadisco.core.errors import UserError, shorten
 from metadisco.core.schema import plain_data
-from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, TRACES, VALUE_LOSSES, Piece
+from metadisco.objectives.registry import DRIFTS, OPTIMIZERS, TRACES, UPDATE_RULES, VALUE_LOSSES, Piece
 
-PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OPTIMIZERS, "trace": TRACES}
+PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OPTIMIZERS, "trace": TRACES,
+                    "update_rule": UPDATE_RULES}
 
 
 @dataclass(frozen=True)
@@ -27,21 +32,38 @@ class Objective:
     value_loss: Piece = field(default_factory=lambda: VALUE_LOSSES.make("clipped_l2"))
     optimizer: Piece = field(default_factory=lambda: OPTIMIZERS.make("adam"))
     trace: Piece | None = None  # a TD objective's (PQN's) lambda per step; None for policy optimisation
+    update_rule: Piece | None = None  # a learned update rule, which replaces every other piece
+
+    def __post_init__(self):
+        if self.update_rule is not None:
+            others = [slot for slot, piece in (("drift", self.drift), ("value_loss", self.value_loss),
+                                               ("optimizer", self.optimizer), ("trace", self.trace))
+                      if piece != _default_piece(slot)]
+            if others:
+                raise UserError(f"an objective with an update_rule is the rule alone (it writes the agent's whole "
+                                f"loss and steps its own optimiser); leave out its {others[0]} slot")
 
     def pieces(self) -> dict[str, Piece]:
+        if self.update_rule is not None:
+            return {"update_rule": self.update_rule}
         pieces = {"drift": self.drift, "value_loss": self.value_loss, "optimizer": self.optimizer}
         return pieces if self.trace is None else {**pieces, "trace": self.trace}
 
     @property
     def algorithm(self) -> str:
-        """The trainer this objective is for: "pqn" with a trace slot, else "ppo" (`metadisco.trainers`)."""
+        """The trainer this objective is for (`metadisco.trainers`): "update_rule" with an update rule, "pqn" with a
+        trace slot, else "ppo"."""
+        if self.update_rule is not None:
+            return "update_rule"
         return "ppo" if self.trace is None else "pqn"
 
     @property
     def baseline(self) -> str:
         """The handcrafted method this objective is at zero meta-parameters: the control that paired fitness
         scores every member against ("PPO" for LPO / TA-LPO and learned value losses or optimisers, "DPO" for a
-        `dpo` or `learned_dpo` drift, "PQN" for a TD objective)."""
+        `dpo` or `learned_dpo` drift, "PQN" for a TD objective, the rule's own for an update rule)."""
+        if self.update_rule is not None:
+            return self.update_rule.baseline
         return "PQN" if self.trace is not None else self.drift.baseline
 
     def describe_baseline(self) -> str:
@@ -61,8 +83,8 @@ class Objective:
 
     def to_plain(self) -> dict[str, dict]:
         """The short spec a config file shows: only the slots, and in them the options, that differ from the
-        default objective's (`metadisco.core.schema.plain_data`); a trace slot has no default, so it is always
-        written."""
+        default objective's (`metadisco.core.schema.plain_data`); a trace or update_rule slot has no default, so it is
+        always written."""
         default = Objective().to_spec()
         out = {}
         for slot, spec in self.to_spec().items():
@@ -84,7 +106,7 @@ class Objective:
         unknown = sorted(set(spec) - set(PIECE_REGISTRIES), key=str)
         if unknown:
             raise UserError(f"unknown objective slot {shorten(unknown[0])}; slots: drift, value_loss, optimizer, "
-                            "trace")
+                            "trace, update_rule")
         pieces = {}
         for slot, piece_spec in spec.items():
             if not isinstance(piece_spec, dict) or not isinstance(piece_spec.get("kind"), str):
@@ -117,6 +139,12 @@ def _make(slot: str, kind: str, plugin: Any, options: dict) -> Piece:
         raise UserError(f"{registry.kind} {kind!r} was defined by the plugin module {plugin!r}, but the one "
                         f"loaded is defined by {piece.plugin or 'metadisco'}; load {plugin} with --plugin")
     return piece
+
+
+def _default_piece(slot: str) -> Piece | None:
+    """The piece the default objective has in `slot`."""
+    f = Objective.__dataclass_fields__[slot]
+    return f.default_factory() if f.default is MISSING else f.default
 
 
 BUILTIN_OBJECTIVES: dict[str, Objective] = {

@@ -17,6 +17,13 @@ Every slot is called the same way, `piece(meta, inputs, progress)`:
 The trace slot is the TD trainer's (PQN's): the lambda with which Q(lambda) mixes the bootstrap and the longer
 return at each step. An objective that has one is a TD objective (`Objective.algorithm`).
 
+The update-rule slot is a whole learning rule (DiscoRL's, LPG's): it reads a batch of time-ordered trajectories
+and the agent's outputs on them and says what the agent's outputs should be, carrying a state of its own across
+the agent's updates; its trainer is `metadisco.trainers.update_rule`. It is called differently (`UpdateRule`):
+
+    rule(meta, UpdateRuleInputs(...), state)   -> (targets, next state)
+    rule.loss(inputs, agent_out, targets)      -> per-step loss [T, B] of the agent's outputs against the targets
+
 `meta` is the piece's own meta-parameter subtree, `progress` where training is (`Progress`; the optimiser is
 built once, before the first update, and sees the number of updates). The Protocols below state it for type
 checkers and readers; `Piece` is the base the built-ins use.
@@ -80,6 +87,19 @@ class OptimizerContext(NamedTuple):
     key: jax.Array  # this step's own randomness (e.g. OPEN's actor noise)
 
 
+class UpdateRuleInputs(NamedTuple):
+    """One learner step's batch for an update rule, time first: B trajectories of T steps (T + 1 observations)."""
+
+    actions: jax.Array  # [T+1, B] int32; the last is used only for the agent's own next-step outputs
+    rewards: jax.Array  # [T, B] r_t, after a_t
+    is_terminal: jax.Array  # [T, B] bool: the episode ended after a_t
+    behaviour_logits: jax.Array  # [T+1, B, A] the policy that acted, when it acted
+    agent_out: dict  # the agent's outputs on the T+1 observations, {"logits": [T+1, B, A], ...}, no gradient
+    target_out: dict  # the same under the agent's target (Polyak-averaged) parameters
+    discount: jax.Array  # a scalar: the trainer's gamma
+    lam: jax.Array  # a scalar: the trainer's lambda (gae_lambda)
+
+
 @runtime_checkable
 class LearnedPiece(Protocol):
     """What every piece has besides its call: a name, its baseline point and the ES's start point."""
@@ -105,6 +125,22 @@ class Optimizer(LearnedPiece, Protocol):
 
 class Trace(LearnedPiece, Protocol):
     def __call__(self, meta: Meta, inputs: TraceInputs, progress: Progress) -> jax.Array: ...
+
+
+class UpdateRule(LearnedPiece, Protocol):
+    """A learned update rule (disco_rl's one update-rule interface, as pure functions): the agent network whose
+    outputs it trains, its state across updates, its targets and the agent's loss against them. `target_coeff`:
+    the Polyak weight with which the agent's target parameters follow its parameters after each step."""
+
+    target_coeff: float
+
+    def agent(self, num_actions: int, torso: tuple[int, ...], activation: str) -> Any: ...  # a flax Module
+
+    def init_state(self) -> Any: ...
+
+    def __call__(self, meta: Meta, inputs: UpdateRuleInputs, state: Any) -> tuple[Any, Any]: ...
+
+    def loss(self, inputs: UpdateRuleInputs, agent_out: dict, targets: Any) -> jax.Array: ...
 
 
 class Registry:
@@ -156,6 +192,7 @@ DRIFTS = Registry("drift")
 VALUE_LOSSES = Registry("value loss")
 OPTIMIZERS = Registry("optimizer")
 TRACES = Registry("trace")
+UPDATE_RULES = Registry("update rule")
 
 
 class Piece:

@@ -1,11 +1,12 @@
 """The inner trainers by algorithm: `make_trainer(config, env, objective) -> Trainer` picks PPO / mirror learning
-(`metadisco.trainers.ppo`) or PQN (`metadisco.trainers.pqn`) by `config.algorithm`, after checking that the
-objective is one that algorithm uses whole: an objective is for PQN when it has a trace slot
-(`Objective.algorithm`), and a learnable piece that the chosen trainer would never call would be evolved for
-nothing.
+(`metadisco.trainers.ppo`), PQN (`metadisco.trainers.pqn`) or a learned update rule's (`metadisco.trainers.
+update_rule`) by `config.algorithm`, after checking that the objective is one that algorithm uses whole: an
+objective is for PQN when it has a trace slot, for update_rule when it has an update rule (`Objective.algorithm`),
+and a learnable piece that the chosen trainer would never call would be evolved for nothing.
 
     trainers/base.py     what every trainer shares: Metrics, TrainResult, TrainState, Trainer, and helpers
     trainers/ppo.py      PPO / mirror learning          trainers/pqn.py     PQN (Q(lambda), LayerNorm Q-network)
+    trainers/update_rule.py   an agent taught by a learned update rule, from a replay of whole trajectories
     trainers/config.py   TrainConfig, presets, Hyper    trainers/hyper.py   traced vs static settings
 """
 
@@ -22,6 +23,12 @@ from metadisco.trainers.config import TrainConfig
 def check_objective(config: TrainConfig, objective: Objective) -> None:
     """A `UserError` unless `objective` is for `config.algorithm`."""
     if objective.algorithm != config.algorithm:
+        if "update_rule" in (config.algorithm, objective.algorithm):
+            if config.algorithm == "update_rule":
+                raise UserError("algorithm update_rule needs an objective with an update rule, e.g. one from "
+                                "`metadisco import --format disco103` or `update_rule: {kind: disco}`")
+            raise UserError(f"this objective is a learned update rule, for algorithm update_rule; give --set "
+                            f"algorithm=update_rule (or an update_rule_* preset), not {config.algorithm}")
         if config.algorithm == "pqn":
             raise UserError("algorithm pqn needs a TD objective (one with a trace slot), e.g. the built-in 'pqn' "
                             "or `trace: {kind: peng}` in the objective; this one is for ppo")
@@ -46,6 +53,13 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         from metadisco.trainers.pqn import make_pqn_trainer
 
         trainer = make_pqn_trainer(config, env, objective)
+    elif config.algorithm == "update_rule":
+        from metadisco.trainers.update_rule import make_update_rule_trainer
+
+        if not env.spec.discrete:
+            raise UserError(f"{env.spec.env_id} has continuous actions ({env.spec.describe_actions()}); a learned "
+                            "update rule trains a discrete-action agent")
+        trainer = make_update_rule_trainer(config, env, objective)
     else:
         from metadisco.trainers.ppo import make_ppo_trainer
 
@@ -53,7 +67,7 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     if config.eval_episodes:
         from metadisco.trainers.greedy import with_evaluation
 
-        trainer = with_evaluation(trainer, config, env)
+        trainer = with_evaluation(trainer, config, env, objective)
     return trainer
 
 

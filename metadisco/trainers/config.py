@@ -7,8 +7,10 @@ a pytree argument, `train(key, meta, hyper)`, so one compiled program serves eve
 the ES can vary them. The rest fix shapes or the program's structure (env count, rollout length, epochs,
 minibatches, network, annealing on or off, normalisation) and are static under `jax.jit` (the config is
 hashable). `metadisco.trainers.hyper.static_of(config)` blanks the traced fields: the key of a compiled program.
-`algorithm` picks the trainer (`metadisco.trainers`): PPO / mirror learning (the default) or PQN; both take the
-same `Hyper` (PQN reads lr, gamma, gae_lambda, max_grad_norm and ignores the PPO-only ent_coef, vf_coef). PPO's
+`algorithm` picks the trainer (`metadisco.trainers`): PPO / mirror learning (the default), PQN, or a learned update
+rule's (`update_rule`); all take the same `Hyper` (PQN reads lr, gamma, gae_lambda, max_grad_norm and ignores the
+PPO-only ent_coef, vf_coef; an update rule reads lr, gamma and gae_lambda). A setting only some algorithms read
+(`READ_BY`) must keep its default under the others. PPO's
 presets follow PureJaxRL's settings (Lu et al. 2022, github.com/luchris429/purejaxrl); PQN's (the `pqn_*` presets)
 follow the published configs of PQN's authors (Gallici, Fellows et al., ICLR 2025, github.com/mttga/purejaxql,
 purejaxql/config/alg/pqn_*.yaml), each number's source given beside the preset.
@@ -86,6 +88,11 @@ class TrainConfig:
     eps_finish: float = 0.05
     eps_decay: float = 0.1
     reward_scale: float = 1.0
+    # update_rule: a FIFO replay of replay_capacity whole trajectories (num_steps each), replay_batch of them drawn
+    # for each learner step once that many are held; Adam's step is clipped element-wise at max_abs_update.
+    replay_capacity: int = 1024
+    replay_batch: int = 64
+    max_abs_update: float = 1.0
 
     @property
     def batch_size(self) -> int:
@@ -125,7 +132,7 @@ class TrainConfig:
         if self.num_updates > INT32_MAX:
             raise UserError(f"timesteps {shorten(self.total_timesteps)} gives {self.num_updates:,} updates of "
                             f"{self.batch_size} steps; at most {INT32_MAX:,} (the update loop counts in int32)")
-        if self.batch_size % self.num_minibatches:
+        if self.batch_size % self.num_minibatches and self.algorithm != "update_rule":
             raise UserError(
                 f"num_envs x num_steps = {self.batch_size} must divide by num_minibatches "
                 f"= {self.num_minibatches}"
@@ -152,11 +159,22 @@ class TrainConfig:
             check_float(name, getattr(self, name), 0.0, 1.0)
         check_float("eps_decay", self.eps_decay, 0.0, 1.0, lo_open=True)
         check_float("reward_scale", self.reward_scale, 0.0, lo_open=True)
-        for name in OWN_SETTINGS[self.algorithm]["other"]:
-            if getattr(self, name) is not None and getattr(self, name) != getattr(DEFAULT, name):
-                other = "pqn" if self.algorithm == "ppo" else "ppo"
-                raise UserError(f"{name} is a setting of algorithm {other}, not of {self.algorithm}; leave it "
-                                f"out, or use algorithm={other}")
+        for name in ("replay_capacity", "replay_batch"):
+            if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
+                raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
+            check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
+        check_float("max_abs_update", self.max_abs_update, 0.0, lo_open=True)
+        for name, readers in READ_BY.items():
+            if self.algorithm not in readers and getattr(self, name) is not None \
+                    and getattr(self, name) != getattr(DEFAULT, name):
+                raise UserError(f"{name} is a setting of algorithm {' and '.join(sorted(readers))}, not of "
+                                f"{self.algorithm}; leave it out, or use algorithm={sorted(readers)[0]}")
+        if self.algorithm == "update_rule" and max(self.replay_batch, self.num_envs) > self.replay_capacity:
+            raise UserError(f"replay_capacity {self.replay_capacity} must hold replay_batch {self.replay_batch} "
+                            f"and num_envs {self.num_envs} trajectories")
+        if self.algorithm == "update_rule" and self.num_steps < 2:
+            raise UserError("num_steps must be at least 2 for algorithm update_rule: a trajectory needs a step and "
+                            "the one after it")
         check_trainer_fits(self, 1, "one training run")
         return self
 
@@ -173,10 +191,14 @@ class TrainConfig:
 
 ACTIVATIONS = ("tanh", "relu")
 MAX_EVAL_EPISODES = 4096
-ALGORITHMS = ("ppo", "pqn")
-# Settings only one algorithm reads: under the other they must keep their defaults.
-OWN_SETTINGS = {"ppo": {"other": ("eps_start", "eps_finish", "eps_decay", "reward_scale")},
-                "pqn": {"other": ("ent_coef", "vf_coef")}}
+ALGORITHMS = ("ppo", "pqn", "update_rule")
+# Settings that only some algorithms read: under the others they must keep their defaults.
+READ_BY = {
+    **dict.fromkeys(("ent_coef", "vf_coef"), ("ppo",)),
+    **dict.fromkeys(("eps_start", "eps_finish", "eps_decay", "reward_scale"), ("pqn",)),
+    **dict.fromkeys(("update_epochs", "num_minibatches", "max_grad_norm"), ("ppo", "pqn")),
+    **dict.fromkeys(("replay_capacity", "replay_batch", "max_abs_update"), ("update_rule",)),
+}
 DEFAULT = TrainConfig()
 
 # Settings that left TrainConfig, and where they went: naming one is a one-line error that says so.
@@ -238,6 +260,21 @@ PRESETS: dict[str, TrainConfig] = {
         hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True, eps_start=0.1, eps_finish=0.005,
         eps_decay=0.2,
     ),
+    # A learned update rule, DiscoRL's eval notebook (google-deepmind/disco_rl colabs/eval.ipynb, commit 9059a29) on
+    # Catch: 2 envs x 29 steps per update, one learner step on 64 trajectories from a FIFO replay of 1024 (each
+    # trajectory replayed 32 times on average), 1000 updates, lr 1e-2 constant, Adam clipped element-wise at 1;
+    # Disco103's discount 0.997 and lambda 0.95 (agent.get_settings_disco); its 512-512 ReLU MLP agent.
+    "update_rule_classic": TrainConfig(
+        algorithm="update_rule", num_envs=2, num_steps=29, total_timesteps=58_000, lr=1e-2, anneal_lr=False,
+        gamma=0.997, gae_lambda=0.95, hidden_sizes=(512, 512), activation="relu",
+    ),
+    # Not DeepMind's (its released code runs Catch only): MinAtar with the same learner (64 trajectories of 29
+    # steps a step, replay of 1024, Disco103's agent), 16 envs per update (each trajectory replayed 4 times on
+    # average), 1e7 steps as PPO's MinAtar preset, lr 3e-4 (agent.py's default) constant.
+    "update_rule_minatar": TrainConfig(
+        algorithm="update_rule", num_envs=16, num_steps=29, total_timesteps=10_000_000, lr=3e-4, anneal_lr=False,
+        gamma=0.997, gae_lambda=0.95, hidden_sizes=(512, 512), activation="relu",
+    ),
 }
 
 
@@ -298,11 +335,16 @@ def apply_overrides(config: TrainConfig, overrides) -> TrainConfig:
 
 
 def config_to_dict(config: TrainConfig) -> dict:
-    """The config as plain data. `eval_episodes` appears only when set: the records of every config that plays
-    no evaluation episodes (baseline-cache keys, eval.json settings) stay as they were before the field existed."""
+    """The config as plain data. `eval_episodes` appears only when set, and the replay settings only for algorithm
+    update_rule: the records of every other config (baseline-cache keys, eval.json settings) stay as they were
+    before those fields existed."""
     out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
     if not out["eval_episodes"]:
         del out["eval_episodes"]
+    if config.algorithm != "update_rule":
+        for name in READ_BY:
+            if "update_rule" in READ_BY[name] and len(READ_BY[name]) == 1:
+                del out[name]
     return out
 
 

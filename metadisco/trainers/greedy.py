@@ -44,8 +44,14 @@ def observation_moments(env_state: Any) -> RunningMoments | None:
     return None
 
 
-def mode_action_fn(config: TrainConfig, env) -> Callable[[Any, jax.Array], jax.Array]:
-    """(params, obs [n, obs_dim]) -> the agent's most likely action [n] or [n, action_dim]."""
+def mode_action_fn(config: TrainConfig, env, objective=None) -> Callable[[Any, jax.Array], jax.Array]:
+    """(params, obs [n, obs_dim]) -> the agent's most likely action [n] or [n, action_dim]; an update rule's agent
+    is the objective's (`UpdateRule.agent`, whose outputs have "logits")."""
+    if config.algorithm == "update_rule":
+        if objective is None or objective.update_rule is None:
+            raise ValueError("the mode of an update rule's agent needs the objective that names the rule")
+        agent = objective.update_rule.agent(env.spec.action_size, config.hidden_sizes, config.activation)
+        return lambda params, obs: jnp.argmax(agent.apply(params, obs)["logits"], axis=-1).astype(jnp.int32)
     if config.algorithm == "pqn":
         q_network = make_q_network(env.spec, config.hidden_sizes, config.activation)
         return lambda params, obs: jnp.argmax(q_network.apply(params, obs), axis=-1).astype(jnp.int32)
@@ -68,15 +74,15 @@ class _Play(NamedTuple):
     done: jax.Array  # [num_episodes] bool: that episode has ended (its return is final)
 
 
-def make_greedy_returns(config: TrainConfig, env, num_episodes: int, max_steps: int = MAX_EPISODE_STEPS
-                        ) -> Callable[[Any, jax.Array, Any], jax.Array]:
+def make_greedy_returns(config: TrainConfig, env, num_episodes: int, max_steps: int = MAX_EPISODE_STEPS,
+                        objective=None) -> Callable[[Any, jax.Array, Any], jax.Array]:
     """`play(params, key, env_state) -> [num_episodes]` undiscounted returns of the agent's mode, one episode
     each; `env_state` is the trainer's final env state (for its frozen observation statistics; None: raw
     observations). An episode still running after `max_steps` (an env without a time limit) has no return:
     NaN, as a training seed that finished no episode."""
     if num_episodes < 1:
         raise ValueError(f"num_episodes must be >= 1, got {num_episodes}")
-    act = mode_action_fn(config, env)
+    act = mode_action_fn(config, env, objective)
     envs = VecEnv(env, num_episodes)
 
     def play(params, key: jax.Array, env_state: Any = None) -> jax.Array:
@@ -106,12 +112,12 @@ def make_greedy_returns(config: TrainConfig, env, num_episodes: int, max_steps: 
     return play
 
 
-def with_evaluation(trainer: Trainer, config: TrainConfig, env) -> Trainer:
+def with_evaluation(trainer: Trainer, config: TrainConfig, env, objective=None) -> Trainer:
     """`trainer` whose `train` also plays `config.eval_episodes` deterministic episodes with the trained agent
     (from `fold_in(key, EVAL_STREAM)`, so the training itself is untouched) and reports their mean as
     `Metrics.eval_return`: [num_updates], NaN but at the last update (NaN there too where an episode did not end).
     `init` and `step` are the trainer's own."""
-    play = make_greedy_returns(config, env, config.eval_episodes)
+    play = make_greedy_returns(config, env, config.eval_episodes, objective=objective)
 
     def train(key: jax.Array, meta_params, hyper=None) -> TrainResult:
         state, metrics = trainer.step(trainer.init(key, meta_params, hyper), trainer.num_updates)

@@ -1,6 +1,6 @@
 """Agent networks: the actor-critic of PPO (separate MLP towers for the policy and the value, PureJaxRL's layout),
-the Q-network of PQN (an MLP with LayerNorm before every activation), and the prediction agent a learned update
-rule trains (DiscoRL's: policy, predictions y and z, an auxiliary policy and a categorical Q).
+and the Q-network of PQN (an MLP with LayerNorm before every activation). The agent a learned update rule trains is
+the rule's own (`UpdateRule.agent`, e.g. `metadisco.objectives.disco.agent`).
 
 Discrete actions get categorical logits; continuous actions a Gaussian mean with a state-independent log-std
 parameter. Orthogonal initialisation with gains sqrt(2) (hidden), 0.01 (policy head) and 1 (value head). The
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 
 from metadisco.envs import EnvSpec
 from metadisco.rl import distributions as D
-from metadisco.rl.nn import lstm_cell, mlp, orthogonal
+from metadisco.rl.nn import mlp, orthogonal
 
 _ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
 
@@ -172,38 +172,3 @@ def make_q_network(spec: EnvSpec, hidden_sizes: tuple[int, ...], activation: str
                         "discrete actions (use algorithm ppo)")
     return QNetwork(spec.action_size, tuple(hidden_sizes), activation)
 
-
-class PredictionAgent(nn.Module):
-    """DiscoRL's agent (`networks/nets.py` MLP with the `action_models.py` LSTM model, as its eval notebook builds
-    it), obs [..., obs_dim] -> {"logits": [..., A], "y": [..., Y], "z": [..., A, Y], "aux_pi": [..., A, A],
-    "q": [..., A, bins]}.
-
-    A ReLU MLP torso (linear last layer, as Haiku's MLP) feeds linear heads for the logits and y (weights drawn
-    with std 0.01); an action model predicts per action: its root is (tanh(c), c) with c = Linear(lstm)(torso),
-    one LSTM step (Haiku's convention) on each action's one-hot gives that action's embedding, and MLP heads
-    (hidden `head_hidden`, ReLU) map it to z, the auxiliary next-step policy and Q's logits over `bins` bins."""
-
-    num_actions: int
-    torso: tuple[int, ...] = (512, 512)
-    lstm: int = 128
-    head_hidden: int = 128
-    prediction_size: int = 600
-    bins: int = 601
-
-    @nn.compact
-    def __call__(self, obs: jax.Array) -> dict[str, jax.Array]:
-        x = mlp([nn.Dense(h) for h in self.torso], obs, nn.relu)
-        head_init = nn.initializers.truncated_normal(0.01)
-        out = {"logits": nn.Dense(self.num_actions, kernel_init=head_init)(x),
-               "y": nn.Dense(self.prediction_size, kernel_init=head_init)(x)}
-        cell = nn.Dense(self.lstm)(x)
-        hidden = jnp.tanh(cell)
-        actions = jnp.eye(self.num_actions, dtype=x.dtype)
-        expand = lambda v: jnp.broadcast_to(v[..., None, :], v.shape[:-1] + (self.num_actions, v.shape[-1]))  # noqa: E731
-        hidden, cell = expand(hidden), expand(cell)
-        gates = nn.Dense(4 * self.lstm)(jnp.concatenate([jnp.broadcast_to(actions, hidden.shape[:-1] +
-                                                                          (self.num_actions,)), hidden], -1))
-        embedding, _ = lstm_cell(gates, cell)  # [..., A, lstm]
-        for name, size in (("z", self.prediction_size), ("aux_pi", self.num_actions), ("q", self.bins)):
-            out[name] = mlp([nn.Dense(self.head_hidden), nn.Dense(size)], embedding, nn.relu)
-        return out

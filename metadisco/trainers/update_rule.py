@@ -1,59 +1,46 @@
-"""The trainer of an agent that a learned update rule teaches (DiscoRL's Disco103: `metadisco.objectives.disco`),
-beside PPO's and PQN's, with the same `Trainer`, `TrainState` and `Metrics`.
+"""The trainer of an agent that a learned update rule teaches (the objective's `update_rule` piece, e.g. DiscoRL's
+Disco103: `metadisco.objectives.disco`), beside PPO's and PQN's, with the same `Trainer` and `Metrics`.
 
-    trainer = make_update_rule_trainer(config, env, rule=RuleSettings())
-    result = jax.jit(trainer.train)(key, disco103_params)       # meta-parameters: Haiku's tree of the rule
+    trainer = make_update_rule_trainer(config, env, objective)    # config.algorithm == "update_rule"
+    result = jax.jit(trainer.train)(key, meta_params)             # {"update_rule": the rule's meta-parameters}
 
-What the rule needs that PPO's shuffled minibatches do not give: whole time-ordered trajectories (its meta-network
-runs an LSTM backward in time), a meta-state carried across updates (its meta-LSTM and EMA normalisers) and target
-parameters, and an agent that predicts what the rule trains (`metadisco.trainers.networks.PredictionAgent`).
+What a rule needs that PPO's shuffled minibatches do not give: whole time-ordered trajectories (Disco103's
+meta-network runs an LSTM backward in time), a state carried across updates (its meta-LSTM and EMA normalisers) and
+target parameters, and an agent that predicts what the rule trains (`UpdateRule.agent`).
 
 Each update, as DeepMind's eval notebook runs it (colabs/eval.ipynb: `Agent.learner_step` on a FIFO replay):
 `num_envs` envs act for `num_steps` steps with the current policy (a trajectory of T + 1 = num_steps observations:
 the last step's action and reward start no learning, as in DeepMind's rollouts); the trajectories enter a FIFO
 buffer of `replay_capacity`; once it holds `replay_batch`, that many are drawn uniformly and the agent takes one
-step: its outputs now and under its target parameters on the batch give the rule's targets and next meta-state
-(`rule.unroll_meta_net`, discount and lambda from `hyper.gamma`, `hyper.gae_lambda`), the loss is their mean over
-steps and trajectories, and the optimiser is Adam, then an element-wise clip of the update at `max_abs_update`,
-then the learning rate (`hyper.lr`). The target parameters move to 0.9 target + 0.1 params-before-the-step.
+step: its outputs now and under its target parameters on the batch give the rule's targets and next state
+(`rule(meta, UpdateRuleInputs, state)`, discount and lambda from `hyper.gamma`, `hyper.gae_lambda`), the loss is
+`rule.loss`'s mean over steps and trajectories, and the optimiser is Adam, then an element-wise clip of the update
+at `max_abs_update`, then the learning rate (`hyper.lr`, annealed linearly to 0 over the updates with
+`anneal_lr`). The target parameters move to `target_coeff` target + (1 - `target_coeff`) params-before-the-step
+(Disco103: 0.9).
 
 Episodes: the envs reset themselves, so a trajectory runs on across an episode's end; the step is marked terminal
 (the rule cuts its returns and its backward LSTM there). A time limit is marked the same way: the rule's inputs
 have one kind of episode end (DeepMind's Catch has no time limit).
 
-Metrics: `actor_loss` is the update's mean loss, `value_loss` 0 (it is inside the rule's loss), `entropy` the policy's
-on the batch, `approx_kl` and `drift_active` 0.
+Metrics: `actor_loss` is the update's mean loss (0 before the replay holds a batch: no step taken), `value_loss` 0
+(it is inside the rule's loss), `entropy` the policy's on the batch, `approx_kl` and `drift_active` 0.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 
-from metadisco.objectives.disco import rule
+from metadisco.objectives import Objective, UpdateRuleInputs
 from metadisco.rl.distributions import categorical_entropy
 from metadisco.trainers.base import Metrics, Trainer, TrainResult, resolve_hyper, rollout_unroll, trainer_envs
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
 from metadisco.trainers.hyper import split_config
-from metadisco.trainers.networks import PredictionAgent
-
-
-@dataclass(frozen=True)
-class RuleSettings:
-    """Static settings of the update-rule trainer that TrainConfig does not have. Defaults: DeepMind's eval
-    notebook (64 trajectories a step from a FIFO buffer of 1024, Adam clipped element-wise at 1) and Disco103's
-    agent (`agent.get_settings_disco`)."""
-
-    replay_capacity: int = 1024
-    replay_batch: int = 64
-    max_abs_update: float = 1.0
-    torso: tuple[int, ...] = (512, 512)
-    target_coeff: float = rule.TARGET_COEFF
 
 
 class Replay(NamedTuple):
@@ -74,7 +61,7 @@ class RuleState(NamedTuple):
     params: dict
     target_params: dict
     opt_state: optax.OptState
-    meta_state: rule.MetaState
+    rule_state: object  # the rule's own (Disco103's: `rule.MetaState`)
     replay: Replay
     env_state: object
     obs: jax.Array
@@ -99,26 +86,32 @@ def replay_sample(replay: Replay, key: jax.Array, batch: int) -> tuple[jax.Array
     return tuple(jnp.swapaxes(x[index], 0, 1) for x in replay[:5])
 
 
-def agent_optimizer(lr, max_abs_update: float) -> optax.GradientTransformation:
-    """DeepMind's agent optimiser (`optimizers.scale_by_adam_sg_denom`, `optax.clip`, `optax.scale(-lr)`); its stop-
-    gradient on Adam's denominator matters to meta-gradients only, so plain Adam computes the same numbers."""
-    return optax.chain(optax.scale_by_adam(), optax.clip(max_abs_update), optax.scale(-lr))
+def agent_optimizer(max_abs_update: float) -> optax.GradientTransformation:
+    """DeepMind's agent optimiser (`optimizers.scale_by_adam_sg_denom`, `optax.clip`) before its `optax.scale(-lr)`,
+    which the trainer applies (so that the lr can be annealed); the stop-gradient on Adam's denominator matters to
+    meta-gradients only, so plain Adam computes the same numbers."""
+    return optax.chain(optax.scale_by_adam(), optax.clip(max_abs_update))
 
 
-def make_update_rule_trainer(config: TrainConfig, env, settings: RuleSettings = RuleSettings()) -> Trainer:
-    """Build the update-rule trainer (`metadisco.trainers.base.Trainer`) for one agent; jit / vmap it as needed.
-    Its meta-parameters are the rule's (`metadisco.objectives.disco.weights`); it reads `num_envs`, `num_steps`,
-    `total_timesteps` and the traced lr, gamma and gae_lambda of `config`."""
+def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
+    """Build the update-rule trainer (`metadisco.trainers.base.Trainer`) of `objective.update_rule` for one agent;
+    jit / vmap it as needed. It reads `num_envs`, `num_steps`, `total_timesteps`, `replay_capacity`,
+    `replay_batch`, `max_abs_update`, `hidden_sizes`, `activation`, `anneal_lr` and the traced lr, gamma and
+    gae_lambda of `config`."""
     config, defaults = split_config(config)
+    rule = objective.update_rule
+    if rule is None:
+        raise ValueError("make_update_rule_trainer needs an objective with an update_rule")
     if not env.spec.discrete:
         raise ValueError("a learned update rule trains a discrete-action agent; this env's actions are continuous")
     if config.num_steps < 2:
         raise ValueError("num_steps must be at least 2: a trajectory needs a step and the one after it")
-    if settings.replay_batch > settings.replay_capacity or config.num_envs > settings.replay_capacity:
-        raise ValueError(f"replay_capacity {settings.replay_capacity} must hold replay_batch "
-                         f"{settings.replay_batch} and num_envs {config.num_envs} trajectories")
+    if config.replay_batch > config.replay_capacity or config.num_envs > config.replay_capacity:
+        raise ValueError(f"replay_capacity {config.replay_capacity} must hold replay_batch {config.replay_batch} and "
+                         f"num_envs {config.num_envs} trajectories")
     num_actions = env.spec.action_size
-    network = PredictionAgent(num_actions, torso=settings.torso)
+    network = rule.agent(num_actions, config.hidden_sizes, config.activation)
+    optimizer = agent_optimizer(config.max_abs_update)
     num_updates = config.num_updates
 
     def init(key: jax.Array, meta, hyper: Hyper | None = None) -> RuleState:
@@ -127,12 +120,11 @@ def make_update_rule_trainer(config: TrainConfig, env, settings: RuleSettings = 
         envs = trainer_envs(env, config, hyper)
         obs, env_state = envs.reset(reset_key)
         params = network.init(init_key, obs[:1])
-        shape = (settings.replay_capacity, config.num_steps)
+        shape = (config.replay_capacity, config.num_steps)
         replay = Replay(jnp.zeros(shape + obs.shape[1:], obs.dtype), jnp.zeros(shape, jnp.int32),
                         jnp.zeros(shape, jnp.float32), jnp.zeros(shape, bool),
                         jnp.zeros(shape + (num_actions,), jnp.float32), jnp.int32(0), jnp.int32(0))
-        opt_state = agent_optimizer(hyper.lr, settings.max_abs_update).init(params)
-        return RuleState(params, params, opt_state, rule.initial_meta_state(), replay, env_state, obs, key,
+        return RuleState(params, params, optimizer.init(params), rule.init_state(), replay, env_state, obs, key,
                          jnp.int32(0), meta, hyper)
 
     def collect(state: RuleState, envs):
@@ -157,23 +149,23 @@ def make_update_rule_trainer(config: TrainConfig, env, settings: RuleSettings = 
 
     def learn(state: RuleState, key: jax.Array):
         """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
-        obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, settings.replay_batch)
-        rollout = rule.Rollout(actions, rewards[:-1], terminal[:-1], logits)
+        obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, config.replay_batch)
         agent_out = network.apply(state.params, obs)
-        target_out = network.apply(state.target_params, obs)
-        meta_out, estimates, meta_state = rule.unroll_meta_net(state.meta, state.meta_state, rollout, agent_out,
-                                                               target_out, state.hyper.gamma, state.hyper.gae_lambda)
+        inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, agent_out,
+                                  network.apply(state.target_params, obs), state.hyper.gamma, state.hyper.gae_lambda)
+        targets, rule_state = rule(state.meta["update_rule"], inputs, state.rule_state)
 
         def loss_fn(params):
-            return jnp.mean(rule.agent_loss(rollout, network.apply(params, obs), meta_out, estimates))
+            return jnp.mean(rule.loss(inputs, network.apply(params, obs), targets))
 
         loss, grads = jax.value_and_grad(loss_fn)(state.params)
-        updates, opt_state = agent_optimizer(state.hyper.lr, settings.max_abs_update).update(
-            grads, state.opt_state, state.params)
-        params = optax.apply_updates(state.params, updates)
-        target = rule.update_target(state.target_params, state.params, settings.target_coeff)
+        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+        lr = state.hyper.lr * (1.0 - state.update / num_updates) if config.anneal_lr else state.hyper.lr
+        params = optax.apply_updates(state.params, jax.tree.map(lambda u: -lr * u, updates))
+        coeff = rule.target_coeff
+        target = jax.tree.map(lambda old, new: old * coeff + (1.0 - coeff) * new, state.target_params, state.params)
         entropy = jnp.mean(categorical_entropy(agent_out["logits"]))
-        return state._replace(params=params, target_params=target, opt_state=opt_state, meta_state=meta_state), \
+        return state._replace(params=params, target_params=target, opt_state=opt_state, rule_state=rule_state), \
             loss, entropy
 
     def update(state: RuleState, _):
@@ -181,11 +173,11 @@ def make_update_rule_trainer(config: TrainConfig, env, settings: RuleSettings = 
         state, trajectory, episodes = collect(state, envs)
         state = state._replace(replay=replay_add(state.replay, trajectory))
         key, learn_key = jax.random.split(state.key)
-        ready = state.replay.size >= settings.replay_batch  # DeepMind's learner waits for a full batch
+        ready = state.replay.size >= config.replay_batch  # DeepMind's learner waits for a full batch
         learned, loss, entropy = learn(state, learn_key)
         state = jax.tree.map(lambda a, b: jnp.where(ready, a, b), learned, state)
         zero = jnp.float32(0.0)
-        metrics = Metrics(**update_metrics(episodes), actor_loss=jnp.where(ready, loss, jnp.nan), value_loss=zero,
+        metrics = Metrics(**update_metrics(episodes), actor_loss=jnp.where(ready, loss, zero), value_loss=zero,
                           entropy=entropy, approx_kl=zero, drift_active=zero)
         return state._replace(key=key, update=state.update + 1), metrics
 

@@ -21,7 +21,7 @@ def test_the_plan_is_the_evaluations_calls():
     (dpo, ppo) = plan_evaluation(methods, envs, configs, 2)
     assert (dpo.label, ppo.label) == ("CartPole-v1: dpo", "CartPole-v1: ppo")  # different drifts: two calls
     assert dpo.runs == 2 and dpo.env_steps == 2 * 256
-    fn, args = group_program(make_env("CartPole-v1"), group_methods(methods)[1], configs["CartPole-v1"],
+    fn, args = group_program(make_env("CartPole-v1"), group_methods(methods)[1], configs["CartPole-v1"]["ppo"],
                              seed_keys(2), tuple(jax.local_devices()))
     compiled = fn.lower(*args).compile()
     assert ppo.memory == cost.memory(compiled)

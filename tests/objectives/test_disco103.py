@@ -72,7 +72,7 @@ def test_a_damaged_file_is_named(tmp_path, damage, message):
 
 def test_a_file_that_is_not_an_npz_is_named(tmp_path):
     (tmp_path / "w.npz").write_text("not a zip")
-    with pytest.raises(UserError, match="not a readable .npz"):
+    with pytest.raises(UserError, match=r"not an .npz \(zip\) archive"):
         load_disco103(tmp_path / "w.npz")
 
 

@@ -85,7 +85,28 @@ def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
     ("classic", "algorithm=dqn", "unknown algorithm 'dqn'"),
     ("pqn_classic", "eps_finish=1.5", "eps_finish"),
     ("pqn_classic", "reward_scale=0", "reward_scale"),
+    ("classic", "replay_batch=8", "replay_batch is a setting of algorithm update_rule, not of ppo"),
+    ("update_rule_classic", "update_epochs=2", "update_epochs is a setting of algorithm ppo and pqn"),
+    ("update_rule_classic", "replay_batch=2048", "replay_capacity 1024 must hold replay_batch 2048"),
+    ("update_rule_classic", "num_steps=1", "num_steps must be at least 2"),
+    ("update_rule_classic", "max_abs_update=0", "max_abs_update"),
 ])
 def test_settings_of_the_other_algorithm_are_errors(preset, item, message):
     with pytest.raises(UserError, match=message):
         apply_overrides(get_preset(preset), [item]).validate()
+
+
+def test_update_rule_presets_and_records():
+    from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers.config import config_to_dict
+
+    assert default_preset_name("Catch-bsuite", "update_rule") == "update_rule_classic"
+    catch = resolve_config("Catch-bsuite", algorithm="update_rule")  # DeepMind's eval notebook on Catch
+    assert (catch.num_envs, catch.num_steps, catch.num_updates, catch.replay_capacity, catch.replay_batch, catch.lr,
+            catch.gamma, catch.hidden_sizes) == (2, 29, 1000, 1024, 64, 1e-2, 0.997, (512, 512))
+    assert resolve_config("Breakout-MinAtar", algorithm="update_rule").num_envs == 16
+    # The replay settings are recorded for the update rule only: PPO's and PQN's records (baseline-cache keys,
+    # eval.json settings) are what they were before those fields existed.
+    for preset in ("classic", "minatar", "pqn_classic"):
+        assert not {"replay_capacity", "replay_batch", "max_abs_update"} & set(config_to_dict(get_preset(preset)))
+    assert config_to_dict(catch)["replay_batch"] == 64

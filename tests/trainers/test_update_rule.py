@@ -13,15 +13,18 @@ import numpy as np
 import pytest
 
 from metadisco.envs import make_env
+from metadisco.objectives import UPDATE_RULES, Objective
+from metadisco.objectives.disco.agent import PredictionAgent
 from metadisco.objectives.disco.weights import SHAPES, load_disco103
-from metadisco.trainers.config import TrainConfig
-from metadisco.trainers.networks import PredictionAgent
-from metadisco.trainers.update_rule import Replay, RuleSettings, make_update_rule_trainer, replay_add, replay_sample
+from metadisco.trainers import make_trainer
+from metadisco.trainers.config import TrainConfig, get_preset
+from metadisco.trainers.update_rule import Replay, make_update_rule_trainer, replay_add, replay_sample
 
 WEIGHTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "disco103" / "disco_103.npz"
-TINY = TrainConfig(num_envs=2, num_steps=6, total_timesteps=2 * 6 * 5, num_minibatches=1, update_epochs=1,
-                   lr=1e-3, gamma=0.997, gae_lambda=0.95)
-SETTINGS = RuleSettings(replay_capacity=8, replay_batch=4, torso=(16,))
+DISCO = Objective(update_rule=UPDATE_RULES.make("disco"))
+TINY = TrainConfig(algorithm="update_rule", num_envs=2, num_steps=6, total_timesteps=2 * 6 * 5, lr=1e-3,
+                   anneal_lr=False, gamma=0.997, gae_lambda=0.95, replay_capacity=8, replay_batch=4,
+                   hidden_sizes=(16,), activation="relu")
 
 
 def rule_params():
@@ -32,9 +35,13 @@ def rule_params():
             for i, (m, (w, b)) in enumerate(SHAPES.items())}
 
 
+def meta_params():
+    return {"update_rule": rule_params()}
+
+
 @functools.cache
-def trainer(config=TINY, settings=SETTINGS, env="Catch-bsuite"):
-    return make_update_rule_trainer(config, make_env(env), settings)
+def trainer(config=TINY, env="Catch-bsuite"):
+    return make_trainer(config, make_env(env), DISCO)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -75,7 +82,7 @@ def compiled():
 
 def train(key=0):
     tr, init, step = compiled()
-    return step(init(jax.random.PRNGKey(key), rule_params()), tr.num_updates)
+    return step(init(jax.random.PRNGKey(key), meta_params()), tr.num_updates)
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +95,12 @@ def test_a_tiny_run_learns_once_the_buffer_holds_a_batch(run):
     tr, state, metrics = run
     assert tr.num_updates == 5 and metrics.actor_loss.shape == (5,)
     loss = np.asarray(metrics.actor_loss)
-    assert np.all(np.isnan(loss[:1])) and np.all(np.isfinite(loss[1:]))  # 2 trajectories an update, batch 4
+    assert loss[0] == 0 and np.all(np.isfinite(loss[1:])) and np.all(loss[1:] != 0)  # 2 trajectories an update,
+    # batch 4: the first update only fills the replay
     assert int(state.replay.size) == 8 and int(state.update) == 5
-    first = compiled()[1](jax.random.PRNGKey(0), rule_params())
+    first = compiled()[1](jax.random.PRNGKey(0), meta_params())
     assert not jax.tree.all(jax.tree.map(lambda a, b: bool(jnp.all(a == b)), first.params, state.params))
-    assert float(state.meta_state.adv_ema.decay_product) == pytest.approx(0.99 ** 4)  # one EMA step per learning
+    assert float(state.rule_state.adv_ema.decay_product) == pytest.approx(0.99 ** 4)  # one EMA step per learning
 
 
 def test_the_target_parameters_trail_the_agents(run):
@@ -115,7 +123,7 @@ def test_the_rule_targets_figure_draws_on_a_trained_batch(run, tmp_path):
     from metadisco.analysis.update_rule_figures import correlation, rule_targets_figure, targets_at
 
     _, state, _ = run
-    network = PredictionAgent(make_env("Catch-bsuite").spec.action_size, torso=SETTINGS.torso)
+    network = PredictionAgent(make_env("Catch-bsuite").spec.action_size, torso=TINY.hidden_sizes)
     targets = targets_at(rule_params(), state, network, jax.random.PRNGKey(0), 4)
     assert {k: v.shape for k, v in targets.items()} == {k: ((TINY.num_steps - 1) * 4,) for k in targets}
     assert all(np.all(np.isfinite(v)) for v in targets.values())
@@ -126,9 +134,9 @@ def test_the_rule_targets_figure_draws_on_a_trained_batch(run, tmp_path):
 
 def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="replay_capacity"):
-        make_update_rule_trainer(TINY, make_env("Catch-bsuite"), replace(SETTINGS, replay_batch=9))
+        make_update_rule_trainer(replace(TINY, replay_batch=9), make_env("Catch-bsuite"), DISCO)
     with pytest.raises(ValueError, match="continuous"):
-        make_update_rule_trainer(TINY, make_env("Pendulum-v1"), SETTINGS)
+        make_update_rule_trainer(TINY, make_env("Pendulum-v1"), DISCO)
 
 
 @pytest.mark.slow  # 9 min here beside four other jobs on the 2 cores
@@ -138,11 +146,46 @@ def test_disco103_learns_catch():
     steps, lr 1e-2, 32 trajectories a learner step) with a 64-64 torso; random play returns -0.6, perfect 1.
     Measured in session 40: the last 60 updates' mean return 1.00, 0.99, 0.96."""
     updates = 600
-    config = TrainConfig(num_envs=2, num_steps=29, total_timesteps=2 * 29 * updates, num_minibatches=1,
-                         update_epochs=1, lr=1e-2, gamma=0.997, gae_lambda=0.95)
-    tr = make_update_rule_trainer(config, make_env("Catch-bsuite"), RuleSettings(replay_batch=32, torso=(64, 64)))
+    config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * updates, replay_batch=32,
+                     hidden_sizes=(64, 64))
+    tr = make_trainer(config, make_env("Catch-bsuite"), DISCO)
     result = jax.jit(jax.vmap(tr.train, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(0), 3),
-                                                            rule_params())
+                                                            meta_params())
     returns = np.asarray(result.metrics.episode_return)
     assert np.nanmean(returns[:, :60]) < -0.3  # it starts at chance
     assert np.all(np.nanmean(returns[:, -60:], axis=1) > 0.8), np.nanmean(returns[:, -60:], axis=1)
+
+
+def test_an_update_rule_objective_is_the_rule_alone(tmp_path):
+    from metadisco.core.errors import UserError
+    from metadisco.objectives import load_objective, save_objective
+
+    assert DISCO.algorithm == "update_rule" and DISCO.to_plain() == {"update_rule": {"kind": "disco"}}
+    assert Objective.from_spec(DISCO.to_spec()) == DISCO and list(DISCO.zero_meta()) == ["update_rule"]
+    with pytest.raises(UserError, match="leave out its drift slot"):
+        Objective.from_spec({"drift": {"kind": "dpo"}, "update_rule": {"kind": "disco"}})
+    with pytest.raises(UserError, match="leave out its trace slot"):
+        Objective.from_spec({"trace": {"kind": "peng"}, "update_rule": {"kind": "disco"}})
+    save_objective(tmp_path / "rule.msgpack", DISCO, meta_params())
+    objective, meta = load_objective(tmp_path / "rule.msgpack")
+    assert objective == DISCO
+    assert jax.tree.all(jax.tree.map(lambda a, b: bool(np.array_equal(a, b)), meta, meta_params()))
+
+
+def test_the_objective_and_the_algorithm_must_agree():
+    from metadisco.core.errors import UserError
+
+    with pytest.raises(UserError, match="algorithm update_rule needs an objective with an update rule"):
+        make_trainer(TINY, make_env("Catch-bsuite"), Objective())
+    with pytest.raises(UserError, match="give --set algorithm=update_rule"):
+        make_trainer(replace(TINY, algorithm="ppo"), make_env("Catch-bsuite"), DISCO)
+
+
+def test_greedy_episodes_play_the_rules_agent(run):
+    """The trained agent's mode (argmax of its logits) plays whole Catch episodes: each returns -1 or +1."""
+    from metadisco.trainers.greedy import make_greedy_returns
+
+    _, state, _ = run
+    play = jax.jit(make_greedy_returns(TINY, make_env("Catch-bsuite"), 6, objective=DISCO))
+    returns = np.asarray(play(state.params, jax.random.PRNGKey(3), state.env_state))
+    assert returns.shape == (6,) and set(returns.tolist()) <= {-1.0, 1.0}

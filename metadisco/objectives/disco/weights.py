@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -48,11 +49,19 @@ SHAPES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 SIZE = sum(int(np.prod(w)) + int(np.prod(b)) for w, b in SHAPES.values())  # 754,778
 
 
-def load_disco103(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
+def load_disco103(file: str | Path | BinaryIO, path: str | Path | None = None) -> dict[str, dict[str, np.ndarray]]:
     """The released file's arrays as Haiku's tree, bit for bit; a file that is not the meta-network's (a missing or
-    extra array, another shape or dtype, a non-finite number) is a UserError naming what differs."""
+    extra array, another shape or dtype, a non-finite number) is a UserError naming what differs. `file`: a path or
+    an open binary file (then `path` names it in messages)."""
+    path = file if path is None else path
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        is_zip = zipfile.is_zipfile(file)
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e})") from None
+    if not is_zip:
+        raise UserError(f"{path}: not an .npz (zip) archive; give disco_rl's update_rules/weights/disco_103.npz")
+    try:
+        with np.load(file, allow_pickle=False) as npz:
             flat = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise UserError(f"{path}: not a readable .npz of Disco103's meta-parameters ({e})") from None

@@ -1,0 +1,155 @@
+"""The update-rule slot from the command line (issue 66, item 1): `metadisco import --format disco103` makes an
+objective file holding the rule's arrays unchanged; `train` and `evaluate --tune` run it, beside PPO and DPO in
+one evaluation (each method with its own algorithm's settings); bad files and settings are refused in one line.
+
+A file with the released names and shapes but random numbers stands in for disco_103.npz, which CI may not have:
+the import is about the file's structure (the released file's own check is in tests/objectives/test_disco103.py)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from metadisco.cli import main
+from metadisco.objectives import load_objective
+from metadisco.objectives.disco.weights import SHAPES
+
+TINY = [x for kv in ("hidden_sizes=16", "replay_capacity=8", "replay_batch=4", "num_steps=8") for x in ("--set", kv)]
+MIXED = TINY + ["--set", "num_minibatches=2"]  # PPO's, which the update rule's settings leave out
+
+
+def write_npz(path, seed=0, change=None):
+    rng = np.random.default_rng(seed)
+    arrays = {f"{m}/{part}": rng.normal(size=shape).astype(np.float32)
+              for m, (w, b) in SHAPES.items() for part, shape in (("w", w), ("b", b))}
+    if change:
+        change(arrays)
+    np.savez(path, **arrays)
+    return arrays
+
+
+@pytest.fixture(scope="module")
+def rule_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rule")
+    arrays = write_npz(folder / "disco_103.npz")
+    out = folder / "disco103.msgpack"
+    assert main(["import", "--format", "disco103", str(folder / "disco_103.npz"), "--out", str(out)]) == 0
+    return out, arrays
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_import_keeps_every_array(tmp_path, capsys, seed):
+    arrays = write_npz(tmp_path / "w.npz", seed)
+    out = tmp_path / "rule.msgpack"
+    assert main(["import", "--format", "disco103", str(tmp_path / "w.npz"), "--out", str(out)]) == 0
+    norm = np.sqrt(sum(np.sum(np.square(arrays[k].astype(np.float64))) for k in sorted(arrays)))
+    assert "754,778 meta-parameters in 42 arrays" in capsys.readouterr().out
+    objective, meta = load_objective(out)
+    assert objective.algorithm == "update_rule" and list(objective.pieces()) == ["update_rule"]
+    for name, array in arrays.items():
+        module, part = name.rsplit("/", 1)
+        np.testing.assert_array_equal(np.asarray(meta["update_rule"][module][part]), array)
+    flat = {f"{m}/{part}": a for m, parts in meta["update_rule"].items() for part, a in parts.items()}
+    assert np.sqrt(sum(np.sum(np.square(np.asarray(flat[k], np.float64))) for k in sorted(flat))) == norm
+
+
+def test_bad_files_are_refused_in_one_line(tmp_path, capsys):
+    def drop(arrays):
+        del arrays["lstm/linear/w"]
+
+    def reshape(arrays):
+        arrays["lstm/linear/b"] = arrays["lstm/linear/b"][:-1]
+
+    def nan(arrays):
+        arrays["lstm/linear/b"][3] = np.nan
+
+    cases = {}
+    for name, change, message in (("missing", drop, "missing ['lstm/linear/w']"), ("shape", reshape, "expected"),
+                                  ("nan", nan, "non-finite")):
+        write_npz(tmp_path / f"{name}.npz", change=change)
+        cases[name] = (tmp_path / f"{name}.npz", message)
+    np.save(tmp_path / "vector.npy", np.zeros(3, np.float32))
+    cases["npy"] = (tmp_path / "vector.npy", "not an .npz (zip) archive")
+    cases["absent"] = (tmp_path / "absent.npz", "no file")
+    for name, (path, message) in cases.items():
+        out = tmp_path / f"{name}.msgpack"
+        assert main(["import", "--format", "disco103", str(path), "--out", str(out)]) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, (name, err)
+        assert not out.exists()
+
+
+def test_train_runs_an_update_rule(rule_file, tmp_path):
+    out = tmp_path / "train"
+    assert main(["--no-progress", "train", "--objective", str(rule_file[0]), "--env", "Catch-bsuite", "--timesteps",
+                 "256", "--seeds", "2", *TINY, "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["algorithm"] == "update_rule" and summary["losses_finite"] == [True, True]
+    assert summary["config"]["replay_batch"] == 4 and summary["timesteps"] == 256
+    assert all(-1 <= r <= 1 for r in summary["final_return"])  # Catch pays -1 or +1 an episode
+
+
+def test_evaluate_tunes_an_update_rule_beside_ppo_and_dpo(rule_file, tmp_path):
+    out = tmp_path / "eval"
+    assert main(["--no-progress", "evaluate", f"rule={rule_file[0]}", "--baselines", "ppo,dpo", "--envs",
+                 "Catch-bsuite", "--timesteps", "512", "--seeds", "2", "--tune", "lr=1e-3,1e-2", "--eval-episodes", "2",
+                 *MIXED, "--out", str(out)]) == 0
+    report = json.loads((out / "eval.json").read_text())
+    settings = report["settings"]
+    assert settings["configs"]["Catch-bsuite"]["algorithm"] == "update_rule"
+    ppo = settings["other_algorithms"]["ppo"]["Catch-bsuite"]
+    assert ppo["algorithm"] == "ppo" and "replay_batch" not in ppo and ppo["hidden_sizes"] == [16]
+    assert settings["tuning"]["preset"]["Catch-bsuite"] == {"lr": 1e-2}  # update_rule_classic's lr
+    assert settings["tuning"]["other_algorithms_preset"]["ppo"]["Catch-bsuite"] == {"lr": 2.5e-4}
+    runs = report["envs"]["Catch-bsuite"]
+    assert runs["rule"]["curve"]["env_steps"][:2] == [16, 32] and runs["ppo"]["curve"]["env_steps"][:2] == [32, 64]
+    for label in ("rule", "ppo", "dpo"):
+        assert runs[label]["tuning"]["chosen"]["lr"] in (1e-3, 1e-2) and runs[label]["finite_seeds"] == 2
+        assert all(-1 <= r <= 1 for r in runs[label]["eval_return"])  # the agents' modes played whole episodes
+    assert set(report["aggregate"]["probability_of_improvement"]) == {"rule > ppo", "rule > dpo"}
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--preset", "classic"], "leave the preset out"),
+    (["--set", "eps_decay=0.2"], "eps_decay is a setting of algorithm pqn"),
+])
+def test_a_mixed_evaluation_refuses_settings_it_cannot_give(rule_file, tmp_path, capsys, extra, message):
+    assert main(["evaluate", str(rule_file[0]), "--baselines", "ppo", "--envs", "Catch-bsuite", "--seeds", "2",
+                 *extra, "--out", str(tmp_path / "e")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_an_update_rule_needs_baselines_named(rule_file, tmp_path, capsys):
+    assert main(["evaluate", str(rule_file[0]), "--envs", "Catch-bsuite", "--seeds", "2", "--out",
+                 str(tmp_path / "e")]) == 2
+    assert "no handcrafted twin; give --baselines" in capsys.readouterr().err
+
+
+def test_ppo_settings_are_refused_for_an_update_rule(rule_file, tmp_path, capsys):
+    assert main(["train", "--objective", str(rule_file[0]), "--env", "Catch-bsuite", "--set", "ent_coef=0.1",
+                 "--out", str(tmp_path / "t")]) == 2
+    assert "ent_coef is a setting of algorithm ppo, not of update_rule" in capsys.readouterr().err
+    assert main(["train", "--objective", str(rule_file[0]), "--env", "Pendulum-v1", "--out", str(tmp_path / "t")]) == 2
+    assert "continuous actions" in capsys.readouterr().err
+
+
+def test_meta_training_an_update_rule_is_refused_before_any_work(tmp_path, capsys):
+    config = tmp_path / "rule.yaml"
+    config.write_text("objective:\n  update_rule: {kind: disco}\ntasks:\n  - env: Catch-bsuite\n    timesteps: 1000\n"
+                      "strategy:\n  name: Open_ES\n  population_size: 4\ngenerations: 2\nheld_out_envs: []\n")
+    assert main(["meta-train", str(config), "--out", str(tmp_path / "run")]) == 2
+    assert "meta-training a learned update rule is not built yet" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_plot_draws_an_update_rule_on_an_agent_it_trains(rule_file, tmp_path, capsys):
+    assert main(["plot", str(rule_file[0]), "--out", str(tmp_path / "p")]) == 2
+    assert "give --env ENV" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # DeepMind's 512-512 agent: 35 s here
+def test_plot_with_an_env_writes_the_rule_targets_figure(rule_file, tmp_path):
+    assert main(["plot", str(rule_file[0]), "--env", "Catch-bsuite", "--timesteps", "2320", "--out",
+                 str(tmp_path / "p")]) == 0
+    assert (tmp_path / "p" / "rule_targets.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
