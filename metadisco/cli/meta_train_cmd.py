@@ -66,9 +66,10 @@ def run(args) -> int:
         tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
         if initial is not None and final is not None and initial != 0:
             zero = config.objective.describe_baseline()
+            what = "the ES's start, no handcrafted method" if zero == "none" else f"which is {zero} exactly"
             common.say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} "
-                       f"({(final - initial) / abs(initial):+.1%}) over generation 0's ES mean, which is {zero} "
-                       f"exactly ({config.fitness.score})")
+                       f"({(final - initial) / abs(initial):+.1%}) over generation 0's ES mean, {what} "
+                       f"({config.fitness.score})")
         held = ", ".join(config.held_out_envs)
         common.say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
                    + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} "

@@ -133,19 +133,25 @@ def measure_normalisers(problem, cached: dict[str, float], say: Callable[[str], 
         elif env in cached:
             out[env] = float(cached[env])
         else:
-            # PPO's return, or PQN's for a TD objective (its trainer's own baseline).
+            # PPO's return, or PQN's for a TD objective (its trainer's own baseline); a learned update rule has no
+            # handcrafted twin, so PPO's, with PPO's preset for the env at the task's length.
             algorithm = task.train_config.algorithm
+            train_config = task.train_config
+            if algorithm == "update_rule":
+                from metadisco.runs.seeds import resolve_config
+
+                algorithm = "ppo"
+                train_config = resolve_config(env, None, {}, task.train_config.total_timesteps, "ppo")
             baseline = BUILTIN_OBJECTIVES[algorithm]
 
-            def measure(env=env, task=task, algorithm=algorithm, baseline=baseline):
+            def measure(env=env, algorithm=algorithm, baseline=baseline, train_config=train_config):
                 say(f"measuring the {algorithm.upper()} baseline on {env} ({config.baseline_seeds} seeds)")
-                result = train_seeds(env, baseline, baseline.zero_meta(), task.train_config, config.baseline_seeds,
+                result = train_seeds(env, baseline, baseline.zero_meta(), train_config, config.baseline_seeds,
                                      config.seed)
-                values = np.asarray(reduce_fitness(config.fitness.score, result.metrics,
-                                                   task.train_config.final_window))
+                values = np.asarray(reduce_fitness(config.fitness.score, result.metrics, train_config.final_window))
                 return float(seed_mean(values, None, diverged="skip"))
 
-            settings = {"env": env, "algorithm": algorithm, "train": config_to_dict(task.train_config),
+            settings = {"env": env, "algorithm": algorithm, "train": config_to_dict(train_config),
                         "fitness": config.fitness.score, "seeds": config.baseline_seeds, "seed": config.seed,
                         "devices": len(sharding.devices_for(config.baseline_seeds, jax.local_devices()))}
             value = baseline_cache.cached(

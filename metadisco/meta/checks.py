@@ -23,9 +23,9 @@ def check_meta_config(config) -> None:
 
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
-    if config.objective.algorithm == "update_rule":
-        raise UserError("meta-training a learned update rule is not built yet; `metadisco train` and `evaluate` "
-                        "run one (e.g. Disco103 from `metadisco import --format disco103`)")
+    if config.objective.algorithm == "update_rule" and config.normalise == "paired":
+        raise UserError("normalise: paired scores members against the objective at zero meta-parameters, and a "
+                        "learned update rule is no method there; use normalise: fixed (fitness / PPO's return)")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
     from metadisco.meta.tuning import Grid
 

@@ -12,6 +12,7 @@ from metadisco.objectives import (  # noqa: F401
     learned_optimizer,
     learned_trace,
     learned_value_loss,
+    lpg,
     lpo,
     open_optimizer,
     optimizer,

@@ -98,6 +98,7 @@ class UpdateRuleInputs(NamedTuple):
     target_out: dict  # the same under the agent's target (Polyak-averaged) parameters
     discount: jax.Array  # a scalar: the trainer's gamma
     lam: jax.Array  # a scalar: the trainer's lambda (gae_lambda)
+    progress: Progress  # where the agent's training is (TA-LPG reads it)
 
 
 @runtime_checkable
@@ -130,9 +131,11 @@ class Trace(LearnedPiece, Protocol):
 class UpdateRule(LearnedPiece, Protocol):
     """A learned update rule (disco_rl's one update-rule interface, as pure functions): the agent network whose
     outputs it trains, its state across updates, its targets and the agent's loss against them. `target_coeff`:
-    the Polyak weight with which the agent's target parameters follow its parameters after each step."""
+    the Polyak weight with which the agent's target parameters follow its parameters after each step;
+    `uses_target`: whether it reads the agent's outputs under them (else `target_out` is `agent_out`)."""
 
     target_coeff: float
+    uses_target: bool
 
     def agent(self, num_actions: int, torso: tuple[int, ...], activation: str) -> Any: ...  # a flax Module
 

@@ -56,3 +56,14 @@ def lstm_cell(gates: jax.Array, cell: jax.Array) -> tuple[jax.Array, jax.Array]:
     i, g, f, o = jnp.split(gates, 4, axis=-1)
     cell = jax.nn.sigmoid(f + 1) * cell + jax.nn.sigmoid(i) * jnp.tanh(g)
     return jax.nn.sigmoid(o) * jnp.tanh(cell), cell
+
+
+def gru_cell(params: dict, x: jax.Array, h: jax.Array) -> jax.Array:
+    """A GRU's step in flax's `GRUCell` convention (Cho et al. 2014; the reset gate inside the candidate's
+    recurrent term), from plain weights {"input": [F, 3H], "hidden": [H, 3H], "bias": [3H], "hidden_bias": [H]}
+    with gates in the order r, z, n: x [..., F], h [..., H] -> h' [..., H]."""
+    xr, xz, xn = jnp.split(x @ params["input"] + params["bias"], 3, axis=-1)
+    hr, hz, hn = jnp.split(h @ params["hidden"], 3, axis=-1)
+    r, z = jax.nn.sigmoid(xr + hr), jax.nn.sigmoid(xz + hz)
+    n = jnp.tanh(xn + r * (hn + params["hidden_bias"]))
+    return (1.0 - z) * n + z * h

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from metadisco.objectives import Objective, UpdateRuleInputs
+from metadisco.objectives import Objective, Progress, UpdateRuleInputs
 from metadisco.rl.distributions import categorical_entropy
 from metadisco.trainers.base import Metrics, Trainer, TrainResult, resolve_hyper, rollout_unroll, trainer_envs
 from metadisco.trainers.config import Hyper, TrainConfig
@@ -81,7 +81,12 @@ def replay_add(replay: Replay, trajectories) -> Replay:
 
 
 def replay_sample(replay: Replay, key: jax.Array, batch: int) -> tuple[jax.Array, ...]:
-    """`batch` trajectories drawn uniformly, with replacement, from those held, time first: [T + 1, batch, ...]."""
+    """`batch` trajectories drawn uniformly, with replacement, from those held, time first: [T + 1, batch, ...]; a
+    batch as large as the buffer is the buffer, each trajectory once in slot order (with capacity = num_envs: the
+    last update's rollouts, on-policy, as LPG learns)."""
+    capacity = replay.actions.shape[0]
+    if batch == capacity:
+        return tuple(jnp.swapaxes(x, 0, 1) for x in replay[:5])
     index = jax.random.randint(key, (batch,), 0, jnp.maximum(replay.size, 1))
     return tuple(jnp.swapaxes(x[index], 0, 1) for x in replay[:5])
 
@@ -151,8 +156,10 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
         """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
         obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, config.replay_batch)
         agent_out = network.apply(state.params, obs)
-        inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, agent_out,
-                                  network.apply(state.target_params, obs), state.hyper.gamma, state.hyper.gae_lambda)
+        target_out = network.apply(state.target_params, obs) if rule.uses_target else agent_out
+        progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
+        inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, agent_out, target_out,
+                                  state.hyper.gamma, state.hyper.gae_lambda, progress)
         targets, rule_state = rule(state.meta["update_rule"], inputs, state.rule_state)
 
         def loss_fn(params):

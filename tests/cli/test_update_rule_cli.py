@@ -134,15 +134,6 @@ def test_ppo_settings_are_refused_for_an_update_rule(rule_file, tmp_path, capsys
     assert "continuous actions" in capsys.readouterr().err
 
 
-def test_meta_training_an_update_rule_is_refused_before_any_work(tmp_path, capsys):
-    config = tmp_path / "rule.yaml"
-    config.write_text("objective:\n  update_rule: {kind: disco}\ntasks:\n  - env: Catch-bsuite\n    timesteps: 1000\n"
-                      "strategy:\n  name: Open_ES\n  population_size: 4\ngenerations: 2\nheld_out_envs: []\n")
-    assert main(["meta-train", str(config), "--out", str(tmp_path / "run")]) == 2
-    assert "meta-training a learned update rule is not built yet" in capsys.readouterr().err
-    assert not (tmp_path / "run").exists()
-
-
 def test_plot_draws_an_update_rule_on_an_agent_it_trains(rule_file, tmp_path, capsys):
     assert main(["plot", str(rule_file[0]), "--out", str(tmp_path / "p")]) == 2
     assert "give --env ENV" in capsys.readouterr().err
@@ -153,3 +144,30 @@ def test_plot_with_an_env_writes_the_rule_targets_figure(rule_file, tmp_path):
     assert main(["plot", str(rule_file[0]), "--env", "Catch-bsuite", "--timesteps", "2320", "--out",
                  str(tmp_path / "p")]) == 0
     assert (tmp_path / "p" / "rule_targets.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_lpg_meta_trains_by_evolution(tmp_path, capsys):
+    """The update-rule slot evolved (issue 66, item 4's machinery): TA-LPG on CartPole, on-policy (the replay is each
+    update's rollouts), fitness normalised by PPO's return; two generations of 4 members run and save the rule."""
+    config = tmp_path / "lpg.yaml"
+    config.write_text(
+        "objective:\n  update_rule: {kind: lpg, hidden: 8, lifetime: true}\n"
+        "tasks:\n  - env: CartPole-v1\n    timesteps: 2048\n    seeds: 2\n    baseline: 20.0\n"
+        "    train: {num_envs: 8, num_steps: 16, replay_capacity: 8, replay_batch: 8, hidden_sizes: [16], lr: 1e-3}\n"
+        "strategy: {name: Open_ES, population_size: 4, sigma_init: 0.1}\ngenerations: 2\nheld_out_envs: []\n")
+    assert main(["--no-progress", "meta-train", str(config), "--out", str(tmp_path / "run")]) == 0
+    assert "no handcrafted method" in capsys.readouterr().err
+    objective, meta = load_objective(tmp_path / "run" / "objective.msgpack")
+    assert objective.update_rule.name == "lpg" and objective.update_rule.lifetime
+    assert float(np.abs(np.asarray(meta["update_rule"]["pi"]["kernel"])).sum()) > 0  # the ES moved the heads
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and all(np.isfinite(json.loads(line)["fitness_mean"]) for line in lines)
+
+
+def test_paired_fitness_is_refused_for_an_update_rule(tmp_path, capsys):
+    config = tmp_path / "lpg.yaml"
+    config.write_text("objective:\n  update_rule: {kind: lpg}\ntasks:\n  - env: CartPole-v1\n    timesteps: 2048\n"
+                      "strategy: {name: Open_ES, population_size: 4}\ngenerations: 2\nheld_out_envs: []\n"
+                      "normalise: paired\n")
+    assert main(["meta-train", str(config), "--out", str(tmp_path / "run")]) == 2
+    assert "use normalise: fixed" in capsys.readouterr().err

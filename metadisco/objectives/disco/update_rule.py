@@ -27,6 +27,7 @@ class DiscoRule(Piece):
 
     baseline = "none"
     target_coeff = rule.TARGET_COEFF
+    uses_target = True
 
     def zero_meta(self):
         return {module: {"w": jnp.zeros(w, jnp.float32), "b": jnp.zeros(b, jnp.float32)}
