@@ -24,6 +24,9 @@ def add_parser(sub, name):
                    help="with --env: env steps per seed (default: the preset's)")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=4,
                    help="with --env: seeds per optimiser, the same keys for both (default 4)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --env and a learned update rule: a change to the agent's training settings (its "
+                        "update_rule preset), e.g. --set num_envs=8 --set replay_capacity=8 --set replay_batch=8")
     p.set_defaults(run=run)
 
 
@@ -38,6 +41,10 @@ def run(args) -> int:
     objective, meta, label, run_dir = resolve_input(args.objective)
     if objective.algorithm == "update_rule":
         return _plot_update_rule(objective, meta, label, args)
+    if args.overrides:
+        from metadisco.core.errors import UserError
+
+        raise UserError("--set changes the training run a learned update rule is drawn on; this objective has none")
     dormancy = _dormancy_request(args, objective)
     out = output_dir(args.out, lock=False)  # plot only reads the run, and never waits for its writer
     paths = plot_objective(objective, meta, label, out, run_dir, float(args.num_updates), dormancy)
@@ -59,7 +66,7 @@ def _plot_update_rule(objective, meta, label, args) -> int:
     check_env_id(args.env)
     out = output_dir(args.out, lock=False)
     say(f"training one agent with {label} on {args.env} to draw what its rule asks (compiling first)")
-    paths = plot_update_rule(objective, meta, label, out, args.env, args.timesteps)
+    paths = plot_update_rule(objective, meta, label, out, args.env, args.timesteps, overrides=args.overrides)
     for path in paths:
         print(path)
     say(f"wrote {len(paths)} figure(s) to {out}")

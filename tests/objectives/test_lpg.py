@@ -83,3 +83,38 @@ def test_a_positive_pi_hat_raises_the_taken_actions_probability(seed):
 def test_bad_options_are_named(options, message):
     with pytest.raises(UserError, match=message):
         UPDATE_RULES.make("lpg", **options)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_figures_return_to_go_is_the_discounted_sum_to_the_episodes_end(seed):
+    from metadisco.analysis.update_rule_figures import return_to_go
+
+    rng = np.random.default_rng(seed)
+    rewards, ends = rng.normal(size=(T, B)).astype(np.float32), rng.random((T, B)) < 0.2
+    got = np.asarray(return_to_go(jnp.asarray(rewards), jnp.asarray(ends), 0.9))
+    for b in range(B):
+        for t in range(T):
+            want, discount = 0.0, 1.0
+            for s in range(t, T):
+                want += discount * rewards[s, b]
+                if ends[s, b]:
+                    break
+                discount *= 0.9
+            assert got[t, b] == pytest.approx(want, rel=1e-5, abs=1e-5)
+
+
+def test_the_lpg_figure_reads_the_rules_targets(tmp_path):
+    from metadisco.analysis.update_rule_figures import LPG_AXES, lpg_targets, rule_targets_figure
+
+    rule = UPDATE_RULES.make("lpg", hidden=16, lifetime=True)
+    network = rule.agent(A, (8,), "tanh")
+    obs = jax.random.normal(jax.random.PRNGKey(0), (T + 1, B, 6))
+    params = network.init(jax.random.PRNGKey(1), obs[0])
+    inputs = batch(0, rule)
+    sample = (obs, inputs.actions, jnp.concatenate([inputs.rewards, jnp.zeros((1, B))]),
+              jnp.concatenate([inputs.is_terminal, jnp.zeros((1, B), bool)]), inputs.behaviour_logits)
+    targets = lpg_targets(rule, random_meta(rule, 0), params, network, sample, 0.99, inputs.progress)
+    assert {k: v.shape for k, v in targets.items()} == {k: (T * B,) for k in targets}
+    assert all(np.all(np.isfinite(v)) for v in targets.values())
+    path = rule_targets_figure(targets, "lpg", tmp_path, LPG_AXES)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
