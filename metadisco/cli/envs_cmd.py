@@ -23,9 +23,10 @@ def describe(env_id: str):
 
 
 def run(args) -> int:
-    from metadisco.envs.registry import brax_ids, craftax_ids, gymnax_ids, registered_ids
+    from metadisco.envs.registry import brax_ids, craftax_ids, gridworld_ids, gymnax_ids, registered_ids
 
-    ids = (gymnax_ids() if args.no_brax else gymnax_ids() + brax_ids()) + craftax_ids() + registered_ids()
+    ids = (gymnax_ids() if args.no_brax else gymnax_ids() + brax_ids()) + gridworld_ids() + craftax_ids() \
+        + registered_ids()
     print(f"{'env id':36s} {'observation':14s} actions")
     for env_id in ids:
         spec, reason = describe(env_id)

@@ -16,5 +16,3 @@ from metadisco.envs.registry import (
 
 __all__ = ["Env", "EnvSpec", "EnvStep", "ONE_DEVICE_WHY", "VecEnv", "check_env_id", "devices_for_env", "env_ids",
            "env_spec", "make_env", "split_budget", "make_vec_env", "register_env", "runs_on_one_device"]
-
-from metadisco.envs import gridworld  # noqa: E402, F401  (registers the gridworld/<mode> envs)

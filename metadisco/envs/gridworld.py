@@ -26,9 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from metadisco.envs.core import EnvSpec, EnvStep
-from metadisco.envs.registry import register_env
 
-PREFIX = "gridworld/"
+PREFIX = "gridworld/"  # metadisco.envs.registry.GRIDWORLD_PREFIX
 NUM_ACTIONS = 5  # up, down, left, right, stay
 
 
@@ -164,7 +163,3 @@ class GridWorld:
         next_state = jax.tree.map(lambda f, r: jnp.where(done, f, r), fresh, reached)
         return next_state, EnvStep(jnp.where(done, self._obs(fresh), final_obs), reward, terminated, truncated,
                                    final_obs, {})
-
-
-for _name in MODES:
-    register_env(PREFIX + _name)(lambda name=_name: GridWorld(name))

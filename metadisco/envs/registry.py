@@ -1,5 +1,5 @@
-"""One registry of environment ids over gymnax, brax (`brax/<name>`), Craftax (`craftax/<id>`, when the optional
-`craftax` extra is installed) and plugins' own envs.
+"""One registry of environment ids over gymnax, brax (`brax/<name>`), LPG's gridworlds (`gridworld/<mode>`), Craftax
+(`craftax/<id>`, when the optional `craftax` extra is installed) and plugins' own envs.
 
 gymnax's and brax's ids are read from those packages. A plugin (`metadisco.core.plugins`) adds an env with
 
@@ -17,6 +17,7 @@ from metadisco.envs.craftax_adapter import CRAFTAX_PREFIX
 from metadisco.envs.wrappers import ClipAction, LogEpisodes, NormalizeObservation, NormalizeReward
 
 BRAX_PREFIX = "brax/"
+GRIDWORLD_PREFIX = "gridworld/"
 _REGISTERED: dict[str, object] = {}  # env id -> factory, from register_env
 
 
@@ -42,8 +43,8 @@ def register_env(env_id: str):
     def decorate(factory):
         if env_id in _REGISTERED and _REGISTERED[env_id] is not factory:
             raise ValueError(f"env {env_id!r} registered twice")
-        if env_id.startswith(BRAX_PREFIX) or env_id in gymnax_ids():
-            raise ValueError(f"env {env_id!r} is a gymnax or brax id already")
+        if env_id.startswith((BRAX_PREFIX, GRIDWORLD_PREFIX)) or env_id in gymnax_ids():
+            raise ValueError(f"env {env_id!r} is a gymnax, brax or gridworld id already")
         _REGISTERED[env_id] = factory
         return factory
 
@@ -73,6 +74,13 @@ def brax_ids() -> tuple[str, ...]:
     return tuple(BRAX_PREFIX + name for name in sorted(envs._envs))  # brax keeps no public list
 
 
+def gridworld_ids() -> tuple[str, ...]:
+    """`gridworld/<mode>` of LPG's gridworlds (`metadisco.envs.gridworld`)."""
+    from metadisco.envs.gridworld import MODES
+
+    return tuple(GRIDWORLD_PREFIX + name for name in sorted(MODES))
+
+
 @functools.cache
 def craftax_ids() -> tuple[str, ...]:
     """`craftax/<id>` of Craftax's symbolic envs, if the `craftax` extra is installed; else none."""
@@ -82,9 +90,9 @@ def craftax_ids() -> tuple[str, ...]:
 
 
 def env_ids() -> tuple[str, ...]:
-    """Every known env id: gymnax's ids as gymnax spells them, then `brax/<name>`, `craftax/<id>` (when
-    installed), then plugins' envs."""
-    return gymnax_ids() + brax_ids() + craftax_ids() + registered_ids()
+    """Every known env id: gymnax's ids as gymnax spells them, then `brax/<name>`, `gridworld/<mode>`,
+    `craftax/<id>` (when installed), then plugins' envs."""
+    return gymnax_ids() + brax_ids() + gridworld_ids() + craftax_ids() + registered_ids()
 
 
 def split_budget(spec: str) -> tuple[str, int | None]:
@@ -110,6 +118,9 @@ def check_env_id(env_id: str) -> str:
     if env_id.startswith(BRAX_PREFIX):
         if env_id not in brax_ids():
             raise unknown_name_error("env", env_id, brax_ids())
+    elif env_id.startswith(GRIDWORLD_PREFIX):
+        if env_id not in gridworld_ids():
+            raise unknown_name_error("env", env_id, gridworld_ids())
     elif env_id.startswith(CRAFTAX_PREFIX):
         from metadisco.envs.craftax_adapter import CRAFTAX_IDS, available
 
@@ -128,6 +139,10 @@ def make_env(env_id: str, brax_backend: str | None = None, episode_length: int =
     check_env_id(env_id)
     if env_id in _REGISTERED:
         return _REGISTERED[env_id]()
+    if env_id.startswith(GRIDWORLD_PREFIX):
+        from metadisco.envs.gridworld import GridWorld
+
+        return GridWorld(env_id[len(GRIDWORLD_PREFIX):])
     if env_id.startswith(CRAFTAX_PREFIX):
         from metadisco.envs.craftax_adapter import CraftaxEnv
 
