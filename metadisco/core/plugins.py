@@ -1,7 +1,8 @@
 """A researcher's own pieces and envs, without editing the package: plugin modules.
 
 A plugin is a Python module that registers objective pieces and envs with the decorators metadisco's own use
-(`DRIFTS.register`, `VALUE_LOSSES.register`, `OPTIMIZERS.register`, `metadisco.envs.register_env`):
+(`DRIFTS.register`, `VALUE_LOSSES.register`, `OPTIMIZERS.register`, `TRACES.register`, `UPDATE_RULES.register`,
+`metadisco.envs.register_env`):
 
     # my_drifts.py
     from dataclasses import dataclass

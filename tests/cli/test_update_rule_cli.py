@@ -171,3 +171,41 @@ def test_paired_fitness_is_refused_for_an_update_rule(tmp_path, capsys):
                       "normalise: paired\n")
     assert main(["meta-train", str(config), "--out", str(tmp_path / "run")]) == 2
     assert "use normalise: fixed" in capsys.readouterr().err
+
+
+def test_a_plugins_update_rule_trains_and_its_file_names_the_plugin(tmp_path, capsys):
+    """A researcher's own rule (here LPG with the prediction's KL reversed) registers with UPDATE_RULES in a plugin
+    module; its objective file names the module, and training it needs that plugin loaded."""
+    (tmp_path / "reverse_lpg.py").write_text(
+        "from dataclasses import dataclass\nimport jax, jax.numpy as jnp\n"
+        "from metadisco.objectives import UPDATE_RULES\nfrom metadisco.objectives.lpg import LPGRule\n\n"
+        "@UPDATE_RULES.register('reverse_lpg')\n@dataclass(frozen=True)\nclass ReverseLPG(LPGRule):\n"
+        "    def loss(self, inputs, agent_out, targets):\n"
+        "        pi_hat, y_hat = jax.lax.stop_gradient(targets)\n"
+        "        log_pi = jax.nn.log_softmax(agent_out['logits'][:-1])\n"
+        "        log_pi = jnp.take_along_axis(log_pi, inputs.actions[:-1, :, None], -1)[..., 0]\n"
+        "        log_y = jax.nn.log_softmax(agent_out['y'][:-1])\n"
+        "        return -pi_hat * log_pi + self.alpha_y * jnp.sum(y_hat * (jnp.log(y_hat + 1e-8) - log_y), -1)\n")
+    plugin = str(tmp_path / "reverse_lpg.py")
+    write = ("from metadisco.objectives import UPDATE_RULES, Objective, save_objective\nimport jax\n"
+             "r = UPDATE_RULES.make('reverse_lpg', hidden=8)\n"
+             f"save_objective({str(tmp_path / 'rule.msgpack')!r}, Objective(update_rule=r), "
+             "{'update_rule': r.start_meta(jax.random.PRNGKey(0), 1.0)})\n")
+    (tmp_path / "write.py").write_text(write)
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import reverse_lpg; "
+                    f"exec(open({str(tmp_path / 'write.py')!r}).read())"], check=True)
+    rule = str(tmp_path / "rule.msgpack")
+    assert main(["inspect", rule]) == 2
+    assert "--plugin" in capsys.readouterr().err
+    settings = [x for kv in ("num_envs=4", "num_steps=8", "replay_capacity=4", "replay_batch=4", "hidden_sizes=8")
+                for x in ("--set", kv)]
+    assert main(["--no-progress", "--plugin", plugin, "train", "--objective", rule, "--env", "CartPole-v1",
+                 "--timesteps", "320", *settings, "--out", str(tmp_path / "t")]) == 0
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["objective_spec"]["update_rule"] == {"kind": "reverse_lpg", "plugin": "reverse_lpg", "hidden": 8,
+                                                         "embedding": 16, "target_width": 8, "alpha_y": 0.5,
+                                                         "lifetime": False}
+    assert summary["losses_finite"] == [True]
