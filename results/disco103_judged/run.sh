@@ -13,9 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 weights=${1:-../shared/data/disco103/disco_103.npz}
 OUT=results/disco103_judged
-[ -f "$OUT/disco103.msgpack" ] || metadisco import --format disco103 "$weights" --out "$OUT/disco103.msgpack"
+RULE=runs/disco103.msgpack  # the imported weights (3 MB, DeepMind's) stay out of the repository: runs/ is ignored
+mkdir -p runs
+[ -f "$RULE" ] || metadisco import --format disco103 "$weights" --out "$RULE"
 ${PIECE_TIMEOUT:+timeout --signal=TERM $PIECE_TIMEOUT} metadisco --no-progress evaluate \
-  "disco103=$OUT/disco103.msgpack" --baselines ppo,dpo \
+  "disco103=$RULE" --baselines ppo,dpo \
   --envs Catch-bsuite@58000,Breakout-MinAtar@1000000,SpaceInvaders-MinAtar@1000000,Asterix-MinAtar@1000000,Freeway-MinAtar@1000000 \
   --seeds 16 --seed 2000 --tune lr=3e-4,1e-3,3e-3,1e-2 --eval-episodes 16 --resume \
   --out "$OUT/eval" 2>&1 | tee -a "$OUT/eval.txt"
