@@ -107,9 +107,9 @@ def add_renamed_option(parser: argparse.ArgumentParser, old: str, new: str, why:
     parser.add_argument(old, action=RenamedOption, new=new, why=why, help=argparse.SUPPRESS)
 
 
-def add_set_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a setting (repeatable), e.g. --set lr=1e-3")
+def add_set_option(parser: argparse.ArgumentParser,
+                   help: str = "override a setting (repeatable), e.g. --set lr=1e-3") -> None:
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
 def add_baseline_cache_option(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ an evaluation's folder (`metadisco evaluate --out DIR`), its learning curves and
 
 from __future__ import annotations
 
-from metadisco.cli.common import MAX_TIMESTEPS, output_dir, positive_int, say
+from metadisco.cli.common import MAX_TIMESTEPS, add_set_option, output_dir, positive_int, say
 
 
 def add_parser(sub, name):
@@ -24,9 +24,8 @@ def add_parser(sub, name):
                    help="with --env: env steps per seed (default: the preset's)")
     p.add_argument("--seeds", type=positive_int("--seeds"), default=4,
                    help="with --env: seeds per optimiser, the same keys for both (default 4)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="with --env and a learned update rule: a change to the agent's training settings (its "
-                        "update_rule preset), e.g. --set num_envs=8 --set replay_capacity=8 --set replay_batch=8")
+    add_set_option(p, "with --env and a learned update rule: a change to the agent's training settings (its "
+                      "update_rule preset), e.g. --set num_envs=8 --set replay_capacity=8 --set replay_batch=8")
     p.set_defaults(run=run)
 
 

@@ -56,9 +56,6 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     elif config.algorithm == "update_rule":
         from metadisco.trainers.update_rule import make_update_rule_trainer
 
-        if not env.spec.discrete:
-            raise UserError(f"{env.spec.env_id} has continuous actions ({env.spec.describe_actions()}); a learned "
-                            "update rule trains a discrete-action agent")
         trainer = make_update_rule_trainer(config, env, objective)
     else:
         from metadisco.trainers.ppo import make_ppo_trainer

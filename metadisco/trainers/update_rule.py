@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress, UpdateRuleInputs
 from metadisco.rl.distributions import categorical_entropy
 from metadisco.trainers.base import Metrics, Trainer, TrainResult, resolve_hyper, rollout_unroll, trainer_envs
@@ -108,7 +109,8 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
     if rule is None:
         raise ValueError("make_update_rule_trainer needs an objective with an update_rule")
     if not env.spec.discrete:
-        raise ValueError("a learned update rule trains a discrete-action agent; this env's actions are continuous")
+        raise UserError(f"{env.spec.env_id} has continuous actions ({env.spec.describe_actions()}); a learned update "
+                        "rule trains a discrete-action agent")
     if config.num_steps < 2:
         raise ValueError("num_steps must be at least 2: a trajectory needs a step and the one after it")
     if config.replay_batch > config.replay_capacity or config.num_envs > config.replay_capacity:
