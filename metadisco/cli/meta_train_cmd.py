@@ -6,6 +6,12 @@ from metadisco.cli import common
 from metadisco.core.errors import DiskFullError, UserError
 
 
+def gain(initial: float, final: float) -> str:
+    """`final - initial`, and as a percentage of `initial` when that is above zero: a percentage of a start at or
+    below zero (a return that starts negative, as an update rule's can) says nothing."""
+    return f"{final - initial:+.4g}" + (f" ({(final - initial) / initial:+.1%})" if initial > 0 else "")
+
+
 def add_parser(sub, name):
     p = sub.add_parser(name, help="meta-train an objective by evolution (config: a YAML file, see experiments/)")
     common.add_config_options(p, "meta-training config (see experiments/quickstart.yaml)",
@@ -64,12 +70,11 @@ def run(args) -> int:
                    f"{args.out}/objective.msgpack, metrics in {args.out}/metrics.jsonl")
         initial, final = result.fitness_of_initial_mean, result.fitness_of_final_mean
         tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
-        if initial is not None and final is not None and initial != 0:
+        if initial is not None and final is not None:
             zero = config.objective.describe_baseline()
             what = "the ES's start, no handcrafted method" if zero == "none" else f"which is {zero} exactly"
-            common.say(f"gain on fresh seeds of {tasks}: {final - initial:+.4g} "
-                       f"({(final - initial) / abs(initial):+.1%}) over generation 0's ES mean, {what} "
-                       f"({config.fitness.score})")
+            common.say(f"gain on fresh seeds of {tasks}: {gain(initial, final)} over generation 0's ES mean, "
+                       f"{what} ({config.fitness.score})")
         held = ", ".join(config.held_out_envs)
         common.say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
                    + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} "

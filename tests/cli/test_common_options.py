@@ -63,3 +63,14 @@ def test_distil_seed_is_gplearns_random_state():
     assert args.seed == 5
     with pytest.warns(MetadiscoWarning, match="--random-state is deprecated .* use --seed"):
         assert build_parser().parse_args(["distil", "ppo", "--random-state", "6", "--out", "o"]).seed == 6
+
+
+def test_meta_train_gain_is_a_percentage_only_of_a_start_above_zero():
+    from metadisco.cli.meta_train_cmd import gain
+
+    assert gain(116.0, 129.46) == "+13.46 (+11.6%)"
+    assert gain(1.0, 1.412) == "+0.412 (+41.2%)"
+    # An update rule's return can start below zero: 0.78 above -0.16 is not "+488%".
+    assert gain(-0.16, 0.62) == "+0.78"
+    assert gain(0.0, 0.5) == "+0.5"
+    assert gain(2.0, 1.0) == "-1 (-50.0%)"
