@@ -82,6 +82,7 @@ def run(args) -> int:
     use_baseline_cache(args)
     from metadisco.core.errors import UserError
     from metadisco.evaluate import evaluate
+    from metadisco.evaluate.summary import nothing_scored
     from metadisco.parallel import devices
 
     if args.dry_run:
@@ -109,6 +110,10 @@ def run(args) -> int:
             chosen = ", ".join(f"{label} {_point(entries[label]['tuning']['chosen'])}"
                                for label in settings["methods"])
             say(f"{env}: tuned ({settings['tuning']['rule']}): {chosen}")
+            if unscored := [label for label in settings["methods"] if nothing_scored(entries[label]["tuning"])]:
+                say(f"{env}: no grid point scored a finite {settings['score']} for {', '.join(unscored)} on the "
+                    f"selection seeds, so their chosen point is the grid's first, not a choice; judge this env "
+                    f"by another --score (eval_return with --eval-episodes) or with more steps")
         for name, block in report["aggregate"]["untuned_probability_of_improvement"].items():
             ci = block["ci95"]
             ci_text = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""

@@ -236,6 +236,13 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def nothing_scored(tuning: dict) -> bool:
+    """Whether no grid point scored a finite selection score on any seed (a tuning record of eval.json): then the
+    chosen point is the grid's first by default, not a choice (e.g. the final return where no episode ends in
+    training, as Freeway's 2,500-step episodes at 2,432 steps per env)."""
+    return all(p["scored_seeds"] == 0 for p in tuning["selection"])
+
+
 def _tuning_lines(report: dict) -> list[str]:
     """eval.md's tuning section: each method's chosen grid point, its untuned figure, and the selection scores."""
     tuning = report["settings"].get("tuning")
@@ -255,6 +262,8 @@ def _tuning_lines(report: dict) -> list[str]:
         for label, entry in entries.items():
             t = entry["tuning"]
             chosen = ", ".join(f"{k}={v:g}" for k, v in t["chosen"].items())
+            if nothing_scored(t):
+                chosen += " (no point scored: the grid's first, not a choice)"
             per_point = "; ".join(f"{', '.join(f'{k}={v:g}' for k, v in p['point'].items())}: {_num(p['mean'])} "
                                   f"({p['scored_seeds']} seeds)" for p in t["selection"])
             lines.append(f"| {env} | {label} | {chosen} | {_iqm_ci(entry)} | {_iqm_ci(t['untuned'])} | {per_point} |")

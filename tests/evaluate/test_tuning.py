@@ -175,3 +175,30 @@ def test_resume_finishes_what_is_missing_and_writes_the_same_report(tuned, tmp_p
     assert main([*argv, "--out", str(out), "--resume"]) == 0
     assert _strip_times(json.loads((out / "eval.json").read_text())) == whole
     assert len([p for p in (out / "cells").glob("*.json") if p.name != "plan.json"]) == len(cells)
+
+
+def test_nothing_scored_only_when_no_point_scored_any_seed():
+    from metadisco.evaluate.summary import nothing_scored
+
+    def record(*scored):
+        return {"selection": [{"point": {"lr": 1e-3 * (i + 1)}, "mean": None if n == 0 else 1.0, "scored_seeds": n}
+                              for i, n in enumerate(scored)]}
+
+    assert nothing_scored(record(0, 0, 0))
+    assert not nothing_scored(record(0, 1, 0)) and not nothing_scored(record(3, 3))
+
+
+@pytest.mark.slow  # 45 s on 2 cores
+def test_a_grid_where_no_episode_ends_says_its_choice_is_none(tmp_path, capsys):
+    """Freeway's episodes last 2,500 steps: at 32 steps per env none ends in training, the final return is undefined
+    at every grid point, and the tuned "choice" is the grid's first. evaluate says so, in its log and in eval.md."""
+    out = tmp_path / "fw"
+    assert main(["evaluate", "dpo", "--envs", "Freeway-MinAtar", "--baselines", "ppo", "--seeds", "2",
+                 "--timesteps", "128", "--tune", "lr=1e-3,3e-3", "--no-progress", "--out", str(out),
+                 *[x for kv in TINY for x in ("--set", kv)]]) == 0
+    err = capsys.readouterr().err
+    assert "no grid point scored a finite final_return for dpo, ppo" in err
+    report = json.loads((out / "eval.json").read_text())
+    assert all(p["scored_seeds"] == 0 for e in report["envs"]["Freeway-MinAtar"].values()
+               for p in e["tuning"]["selection"])
+    assert (out / "eval.md").read_text().count("no point scored: the grid's first, not a choice") == 2
