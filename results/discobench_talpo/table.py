@@ -46,6 +46,19 @@ def main(units: Path) -> None:
             p = f"{point:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
         print(f"| {env} | {method} | {len(runs[(env, method)])} | {r['lr']:.4g} | {mean_ci(r['eval_return'])} "
               f"| {mean_ci(r['train_return'])} | {p} |")
+    print("\nNot DiscoBench's score and not declared (added after the first table was read): the training return it "
+          "prints (the mean of every env's last finished episode over the last 5% of updates), each method at its "
+          "own best lr by that return:\n")
+    print("| env | method | best lr | training return, mean [95% CI] | P(method > ppo) [95% CI] |")
+    print("|---|---|---|---|---|")
+    best_train = {key: max(by_lr.values(), key=lambda r: np.mean(r["train_return"])) for key, by_lr in runs.items()}
+    for (env, method), r in sorted(best_train.items()):
+        ppo = best_train.get((env, "ppo"))
+        p = ""
+        if method != "ppo" and ppo is not None:
+            point, ci = aggregate_probability_of_improvement([(r["train_return"], ppo["train_return"])])
+            p = f"{point:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        print(f"| {env} | {method} | {r['lr']:.4g} | {mean_ci(r['train_return'])} | {p} |")
     print("\nMean deterministic return per learning rate (DiscoBench's grid index: lr):\n")
     indices = sorted({i for by_lr in runs.values() for i in by_lr})
     lrs = {i: next(by_lr[i]["lr"] for by_lr in runs.values() if i in by_lr) for i in indices}
