@@ -89,6 +89,7 @@ def run(args) -> int:
         return dry_run(args)
     if args.out is None:
         raise UserError("give --out DIR, or --dry-run to plan the evaluation without one")
+    say_unlike_training(args, rules_of(args))
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out,
                          training=training_of(args), rules=rules_of(args), seed=args.seed, resume=args.resume,
                          devices=devices.select(args.devices), show_progress=show_progress(args))
@@ -126,6 +127,25 @@ def _point(point: dict) -> str:
     return ", ".join(f"{k}={v:g}" for k, v in point.items())
 
 
+def say_unlike_training(args, rules, methods=None, configs=None) -> None:
+    """One line where a meta-training run directory's objective is evaluated with other settings than every one of
+    its tasks gave it (`metadisco.evaluate.unlike_training`): judging it so is allowed, but should be chosen."""
+    from metadisco.evaluate import prepare, unlike_training
+
+    if methods is None:
+        methods, _, configs = prepare(args.objective, args.envs, args.baselines, args.seeds,
+                                      training=training_of(args), seed=args.seed, rules=rules)
+    found = unlike_training(args.objective, configs, methods[0].objective.algorithm, tuple(k for k, _ in rules.tune))
+    if found:
+        def plain(v):
+            return ",".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+        parts = ", ".join(f"{k}={plain(v)} (here {' / '.join(dict.fromkeys(plain(x) for x in other.values()))})"
+                          for k, (v, other) in found.items())
+        say(f"{methods[0].label} was meta-trained with {parts}; judge it as it trained with "
+            + " ".join(f"--set {k}={plain(v)}" for k, (v, _) in found.items()))
+
+
 def dry_run(args) -> int:
     """Plan the evaluation (`metadisco.evaluate.plan`): compile each call, print its cost; train and write nothing."""
     from metadisco.evaluate import prepare
@@ -136,6 +156,7 @@ def dry_run(args) -> int:
     rules = rules_of(args)
     methods, envs, configs = prepare(args.objective, args.envs, args.baselines, args.seeds,
                                      training=training_of(args), seed=args.seed, rules=rules)
+    say_unlike_training(args, rules, methods, configs)
     used = devices.select(args.devices)
     say(f"dry run: compiling the calls of {len(methods)} method(s) on {len(envs)} env(s); nothing is trained or "
         "written")

@@ -118,6 +118,27 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     return methods, envs, configs
 
 
+def unlike_training(objective: str, configs: dict, algorithm: str, tuned: tuple[str, ...] = ()) -> dict:
+    """{setting: (meta-trained value, {env: evaluated value})} of each `train` setting that every task of the
+    objective's run directory gave alike and that this evaluation's `configs` ({env: {algorithm: TrainConfig}}, from
+    `prepare`) give `algorithm` otherwise on some env; settings in `tuned` (a grid varies them) are left out. {} for
+    an objective file or a built-in name. An objective judged with other settings than it trained with is a
+    legitimate question, but one a researcher should ask on purpose (an update rule's agent, especially)."""
+    from metadisco.evaluate.methods import trained_with
+    from metadisco.trainers.config import train_setting
+
+    found = {}
+    for key, value in trained_with(objective).items():
+        if key in tuned or key == "total_timesteps":
+            continue
+        wanted = train_setting(key, value)
+        evaluated = {env: getattr(by[algorithm], key) for env, by in configs.items()}
+        other = {env: v for env, v in evaluated.items() if v != wanted}
+        if other:
+            found[key] = (wanted, other)
+    return found
+
+
 def env_of(regime: str) -> str:
     """The env id of a regime name: 'ID', or 'ID@TIMESTEPS' when an evaluation judges an env at several budgets."""
     from metadisco.envs import split_budget

@@ -76,6 +76,23 @@ def held_out_envs(run_dir: str | Path) -> list[str]:
     return envs
 
 
+def trained_with(objective: str) -> dict:
+    """The `train` settings every task of a meta-training run directory's config.yaml gives alike (plain values,
+    as written), i.e. what its objective was meta-trained with beyond its presets; {} for an objective file or a
+    built-in name, or where no setting is given alike by every task."""
+    run_dir = Path(without_label(objective))
+    if not (run_dir / RUN_CONFIG).is_file():
+        return {}
+    config = read_yaml(run_dir / RUN_CONFIG)
+    tasks = config.get("tasks") if isinstance(config, dict) else None
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, dict) for t in tasks):
+        return {}
+    trains = [t.get("train") or {} for t in tasks]
+    if not all(isinstance(t, dict) for t in trains):
+        return {}
+    return {k: v for k, v in trains[0].items() if all(k in t and t[k] == v for t in trains[1:])}
+
+
 def resolve_methods(objective: str, baselines: list[str]) -> list[Method]:
     """The evaluated objective first, then each baseline; labels must be distinct."""
     methods = [method_from(objective)] + [method_from(b) for b in baselines]

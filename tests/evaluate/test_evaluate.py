@@ -267,3 +267,37 @@ def test_one_env_at_two_budgets_is_two_regimes(files, evaluated, tmp_path):
         prepare("dpo", [f"{ENV}@256", f"{ENV}@256"], ["ppo"], 2)
     with pytest.raises(UserError, match="given twice"):
         prepare("dpo", [ENV, f"{ENV}@256"], ["ppo"], 2)
+
+
+def test_a_run_judged_with_other_settings_than_it_trained_with_is_said(tmp_path, capsys):
+    """A run directory whose every task gave the objective num_envs=8 and lr=1e-3 (and one task alone gamma), judged
+    at the preset's values: evaluate names the settings every task shared and the --set that restores them; a tuned
+    setting is no difference; an objective file or a built-in name has no training record."""
+    import shutil
+
+    import yaml
+
+    from metadisco.cli import build_parser
+    from metadisco.cli.evaluate_cmd import rules_of, say_unlike_training
+    from metadisco.evaluate import prepare, unlike_training
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy("results/objectives/short_long_minatar_talpo.msgpack", run / "objective.msgpack")
+    tasks = [{"env": "CartPole-v1", "timesteps": 4096, "train": {"num_envs": 8, "lr": 1e-3, "gamma": 0.9}},
+             {"env": "Acrobot-v1", "timesteps": 4096, "train": {"num_envs": 8, "lr": 1e-3}}]
+    (run / "config.yaml").write_text(yaml.safe_dump({"tasks": tasks, "held_out_envs": ["Pendulum-v1"]}))
+    methods, _, configs = prepare(str(run), ["CartPole-v1"], ["ppo"], 2)
+    assert unlike_training(str(run), configs, "ppo") == {"num_envs": (8, {"CartPole-v1": 4}),
+                                                          "lr": (1e-3, {"CartPole-v1": 2.5e-4})}
+    assert set(unlike_training(str(run), configs, "ppo", ("lr",))) == {"num_envs"}
+    _, _, matching = prepare(str(run), ["CartPole-v1"], ["ppo"], 2, training=Training(None, ["num_envs=8", "lr=1e-3"]))
+    assert unlike_training(str(run), matching, "ppo") == {}
+    assert unlike_training("results/objectives/short_long_minatar_talpo.msgpack", configs, "ppo") == {}
+    assert unlike_training("ppo", configs, "ppo") == {}
+
+    args = build_parser().parse_args(["evaluate", f"mine={run}", "--envs", "CartPole-v1", "--baselines", "ppo"])
+    say_unlike_training(args, rules_of(args))
+    err = capsys.readouterr().err
+    assert err == ("mine was meta-trained with lr=0.001 (here 0.00025), num_envs=8 (here 4); judge it as it trained "
+                   "with --set lr=0.001 --set num_envs=8\n")  # config.yaml's order (safe_dump sorts the keys)
