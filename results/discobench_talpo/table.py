@@ -27,6 +27,12 @@ def mean_ci(x) -> str:
     return f"{np.mean(x):.2f} [{res.confidence_interval.low:.2f}, {res.confidence_interval.high:.2f}]"
 
 
+def p_ci(x, y) -> str:
+    """P(x > y) over the seeds with its 95% stratified-bootstrap CI."""
+    point, ci = aggregate_probability_of_improvement([(x, y)])
+    return f"{point:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
 def main(units: Path) -> None:
     runs = defaultdict(dict)  # (env, method) -> {lr_index: record}
     for path in sorted(units.glob("*.json")):
@@ -40,10 +46,7 @@ def main(units: Path) -> None:
     print("|---|---|---|---|---|---|---|")
     for (env, method), r in sorted(best.items()):
         ppo = best.get((env, "ppo"))
-        p = ""
-        if method != "ppo" and ppo is not None:
-            point, ci = aggregate_probability_of_improvement([(r["eval_return"], ppo["eval_return"])])
-            p = f"{point:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        p = "" if method == "ppo" or ppo is None else p_ci(r["eval_return"], ppo["eval_return"])
         print(f"| {env} | {method} | {len(runs[(env, method)])} | {r['lr']:.4g} | {mean_ci(r['eval_return'])} "
               f"| {mean_ci(r['train_return'])} | {p} |")
     print("\nNot DiscoBench's score and not declared (added after the first table was read): the training return it "
@@ -54,10 +57,7 @@ def main(units: Path) -> None:
     best_train = {key: max(by_lr.values(), key=lambda r: np.mean(r["train_return"])) for key, by_lr in runs.items()}
     for (env, method), r in sorted(best_train.items()):
         ppo = best_train.get((env, "ppo"))
-        p = ""
-        if method != "ppo" and ppo is not None:
-            point, ci = aggregate_probability_of_improvement([(r["train_return"], ppo["train_return"])])
-            p = f"{point:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        p = "" if method == "ppo" or ppo is None else p_ci(r["train_return"], ppo["train_return"])
         print(f"| {env} | {method} | {r['lr']:.4g} | {mean_ci(r['train_return'])} | {p} |")
     print("\nMean deterministic return per learning rate (DiscoBench's grid index: lr):\n")
     indices = sorted({i for by_lr in runs.values() for i in by_lr})
