@@ -157,17 +157,16 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
     def learn(state: RuleState, key: jax.Array):
         """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
         obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, config.replay_batch)
-        agent_out = network.apply(state.params, obs)
+        # One forward pass of the agent serves the rule's inputs and the loss's gradient (the pullback): the
+        # agent's network is most of a learner step's cost, and XLA does not merge two passes on the same batch.
+        agent_out, pullback = jax.vjp(lambda params: network.apply(params, obs), state.params)
         target_out = network.apply(state.target_params, obs) if rule.uses_target else agent_out
         progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
         inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, agent_out, target_out,
                                   state.hyper.gamma, state.hyper.gae_lambda, progress)
         targets, rule_state = rule(state.meta["update_rule"], inputs, state.rule_state)
-
-        def loss_fn(params):
-            return jnp.mean(rule.loss(inputs, network.apply(params, obs), targets))
-
-        loss, grads = jax.value_and_grad(loss_fn)(state.params)
+        loss, loss_grad = jax.value_and_grad(lambda out: jnp.mean(rule.loss(inputs, out, targets)))(agent_out)
+        (grads,) = pullback(loss_grad)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         lr = state.hyper.lr * (1.0 - state.update / num_updates) if config.anneal_lr else state.hyper.lr
         params = optax.apply_updates(state.params, jax.tree.map(lambda u: -lr * u, updates))
