@@ -144,6 +144,25 @@ def _source(inputs: MetaNetInputs, name: str) -> jax.Array:
     return getattr(inputs, rest)[..., None]  # a rule's own estimate gains a feature axis
 
 
+# Transforms of each step's own numbers (the trailing axes): they commute with dropping the last step.
+_PER_STEP = frozenset({"softmax", "stop_grad", "y_net", "z_net", "sign_log", "masks_to_discounts"})
+
+
+def _drop_last_later(chain: tuple[str, ...]) -> tuple[str, ...]:
+    """`chain` with "drop_last" moved past the per-step transforms after it: the same numbers, and chains that
+    differ only there (z_net of softmax z with and without the last step) share one computation."""
+    out, pending = [], False
+    for t in chain:
+        if t == "drop_last":
+            pending = True
+        elif t in _PER_STEP:
+            out.append(t)
+        else:
+            out += ["drop_last"] * pending + [t]
+            pending = False
+    return tuple(out + ["drop_last"] * pending)
+
+
 def _features(params: Params, prefix: str, inputs: MetaNetInputs) -> tuple[jax.Array, jax.Array]:
     """DeepMind's `_construct_input`: the [T, B, 27] features and the [T, B, A, 2] per-action embedding, with the
     y_net, z_net and conv1d under `prefix`."""
@@ -165,14 +184,16 @@ def _features(params: Params, prefix: str, inputs: MetaNetInputs) -> tuple[jax.A
         "masks_to_discounts": lambda x: 1.0 - x,
     }
 
+    computed = {}  # (source, chain so far) -> array: each z_net or y_net pass runs once per source
+
+    def apply(name, chain):
+        if (name, chain) not in computed:
+            computed[name, chain] = (transforms[chain[-1]](apply(name, chain[:-1])) if chain
+                                     else _source(inputs, name))
+        return computed[name, chain]
+
     def build(option, prefix_shape):
-        out = []
-        for name, chain in option:
-            x = _source(inputs, name)
-            for t in chain:
-                x = transforms[t](x)
-            out.append(x.reshape(*prefix_shape, -1))
-        return out
+        return [apply(name, _drop_last_later(chain)).reshape(*prefix_shape, -1) for name, chain in option]
 
     base = build(BASE_INPUTS, (steps, batch))
     per_action = build(ACTION_INPUTS, (steps, batch, num_actions))
