@@ -32,7 +32,7 @@ class BenchCase:
 DEFAULT_CASES = (BenchCase("CartPole-v1", 262_144), BenchCase("SpaceInvaders-MinAtar", 262_144))
 
 
-def _timed(fn, *args, repeats: int = 2):
+def timed(fn, *args, repeats: int = 2):
     """(compile seconds, best run seconds over `repeats`) of a function (jitted here unless it is already)."""
     start = time.perf_counter()
     compiled = (fn if hasattr(fn, "lower") else jax.jit(fn)).lower(*args).compile()
@@ -96,8 +96,8 @@ def bench_case(case: BenchCase, seed_counts=(1, 16), peak: dict | None = None) -
         keys = seed_keys(n)
         # The trainer as `metadisco train` runs it: seeds sharded over the devices, vmapped on each.
         trainer, args, devices = seeds_program(case.env_id, objective, meta, config, n)
-        compile_s, run_s = _timed(trainer, *args)
-        env_compile_s, env_s = _timed(env_only_fn(case.env_id, config, n), keys if n > 1 else keys[0])
+        compile_s, run_s = timed(trainer, *args)
+        env_compile_s, env_s = timed(env_only_fn(case.env_id, config, n), keys if n > 1 else keys[0])
         out[f"seeds_{n}"] = {
             "trainer_devices": len(devices),
             "trainer_steps_per_second": n * steps / run_s,
@@ -110,7 +110,7 @@ def bench_case(case: BenchCase, seed_counts=(1, 16), peak: dict | None = None) -
             out[f"seeds_{n}"].update(roofline(out["flops"]["flops_per_env_step"], n * steps / run_s, peak))
             if config.algorithm == "ppo":
                 network_fn, network_args = network_only_program(case.env_id, config, n, devices)
-                _, network_s = _timed(network_fn, *network_args)
+                _, network_s = timed(network_fn, *network_args)
                 out[f"seeds_{n}"].update({"network_only_steps_per_second": n * steps / network_s,
                                           "trainer_over_network_only": run_s / network_s})
     out["ratio"] = out["seeds_1"]["ratio"]
@@ -167,7 +167,7 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
         for name, objective in variants.items():
             meta = _small_random_meta(objective, 0)
             trainer = jax.vmap(lambda k, m, train=trains[name]: train(k, m).metrics.episode_return, in_axes=(0, None))
-            compile_s, run_s = _timed(trainer, keys, meta)
+            compile_s, run_s = timed(trainer, keys, meta)
             figures[name] = {"steps_per_second": n * steps / run_s, "seconds_per_update": run_s / config.num_updates,
                              "compile_seconds": compile_s}
         out[f"seeds_{n}"] = _with_costs(figures, learned)
@@ -179,7 +179,7 @@ def learned_piece_costs(env_id: str = "CartPole-v1", timesteps: int = 65_536, se
             metas = jax.tree.map(lambda *x: jnp.stack(x), *metas) if jax.tree.leaves(metas[0]) else metas[0]
             axes = (0, 0) if jax.tree.leaves(metas) else (0, None)  # Adam: no meta-parameters
             trainer = jax.vmap(lambda k, m, train=trains[name]: train(k, m).metrics.episode_return, in_axes=axes)
-            compile_s, run_s = _timed(trainer, keys, metas)
+            compile_s, run_s = timed(trainer, keys, metas)
             figures[name] = {"steps_per_second": population * steps / run_s, "compile_seconds": compile_s}
         out["population"] = {"members": population, **_with_costs(figures, learned)}
     return out

@@ -48,6 +48,11 @@ def add_parser(sub, name):
     p.add_argument("--tuned", action="store_true",
                    help="with --meta --recipes: instead, each recipe's training generation with its fitness.tune grid "
                         "against the same recipe without it, alternating (--repeats each, after a compiling one)")
+    p.add_argument("--update-rule", action="store_true",
+                   help="instead: the learned update rule's trainer (DiscoRL's agent and Disco103's meta-network, "
+                        "zero meta-parameters: the same work) on Catch-bsuite (update_rule_classic, 100 updates) and "
+                        "SpaceInvaders-MinAtar (update_rule_minatar, 40 updates) at each --seed-counts: env and "
+                        "learner steps/s and the time of the agent's network alone on the same batches")
     p.add_argument("--memory", action="store_true",
                    help="instead: resident memory after generation 30 and 300 of a tiny meta-training run (not a "
                         "timing: it may run beside other work)")
@@ -56,7 +61,7 @@ def add_parser(sub, name):
 
 def run(args) -> int:
     from metadisco.bench import train as bench_train
-    from metadisco.core.errors import UserError, shorten
+    from metadisco.core.errors import UserError
     from metadisco.core.io import check_output_file, write_json
     from metadisco.envs import check_env_id
 
@@ -74,6 +79,10 @@ def run(args) -> int:
         return 0
     if args.meta and args.recipes is not None:
         return _recipes(args)
+    if args.update_rule:
+        if args.meta or args.peers:
+            raise UserError("--update-rule measures the update-rule trainer on its own: drop --meta and --peers")
+        return _update_rule(args)
     if args.meta:
         check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
         from metadisco.bench.meta import bench_meta
@@ -94,14 +103,7 @@ def run(args) -> int:
             raise UserError("--envs names no env id; give comma-separated ids, e.g. CartPole-v1,SpaceInvaders-MinAtar")
     if args.timesteps:
         cases = [bench_train.BenchCase(c.env_id, args.timesteps) for c in cases]
-    try:
-        seed_counts = tuple(int(s) for s in args.seed_counts.split(","))
-    except ValueError:
-        raise UserError(f"--seed-counts must be comma-separated positive integers, got "
-                        f"{shorten(args.seed_counts)}") from None
-    if 1 not in seed_counts or any(s <= 0 for s in seed_counts):
-        raise UserError(f"--seed-counts must be positive and include 1 (the ratio is taken at 1 seed), got "
-                        f"{shorten(args.seed_counts)}")
+    seed_counts = _seed_counts(args.seed_counts)
     from metadisco.core.limits import check_trainer_fits
     from metadisco.runs.seeds import resolve_config
 
@@ -247,3 +249,39 @@ def _peer_figures(args) -> tuple[str, ...]:
         raise UserError(f"--peer-figures must be a comma-separated subset of {', '.join(PEER_FIGURES)}, got "
                         f"{shorten(args.peer_figures)}")
     return groups
+
+
+def _seed_counts(text: str) -> tuple[int, ...]:
+    from metadisco.core.errors import UserError, shorten
+
+    try:
+        seed_counts = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        raise UserError(f"--seed-counts must be comma-separated positive integers, got {shorten(text)}") from None
+    if 1 not in seed_counts or any(s <= 0 for s in seed_counts):
+        raise UserError(f"--seed-counts must be positive and include 1 (the ratio is taken at 1 seed), got "
+                        f"{shorten(text)}")
+    return seed_counts
+
+
+def _update_rule(args) -> int:
+    """bench --update-rule: the update-rule trainer's figures (`bench.update_rule.bench_update_rule`)."""
+    from metadisco.bench import train as bench_train
+    from metadisco.bench.update_rule import DEFAULT_RULE_CASES, bench_update_rule
+    from metadisco.core.io import check_output_file, write_json
+
+    seed_counts = _seed_counts(args.seed_counts)
+    check_output_file(args.out)
+    say("bench update rule: Disco103's trainer on " + ", ".join(f"{c.env_id} ({c.updates} updates of {c.preset})"
+                                                                for c in DEFAULT_RULE_CASES)
+        + f", seeds {seed_counts}")
+    figures = bench_update_rule(DEFAULT_RULE_CASES, seed_counts)
+    write_json(args.out, {"machine": bench_train.machine(), "update_rule": figures,
+                          "memory": bench_train.peak_memory_bytes()})
+    for env_id, case in figures["cases"].items():
+        say(f"  {env_id}: " + "; ".join(
+            f"{n} seed(s) {case[f'seeds_{n}']['trainer_steps_per_second']:,.0f} env steps/s, "
+            f"{case[f'seeds_{n}']['learner_steps_per_second']:.2f} learner steps/s, "
+            f"{case[f'seeds_{n}']['trainer_over_network_only']:.2f}x the agent's network alone" for n in seed_counts))
+    say(f"wrote {args.out}")
+    return 0

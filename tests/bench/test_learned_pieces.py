@@ -5,7 +5,7 @@ members (small timesteps; `metadisco bench` writes this dict as its "learned_pie
 The test measures OPEN alone (the piece with its own context) at the smallest settings the function takes: one
 seed count and no population, so two trainer compiles (Adam's and OPEN's; each further piece, seed count or the
 population adds its own, some 30-80 s on two busy cores). Every piece and the population go through the same
-`_timed` and `_with_costs`; LPO, the learned optimiser and the population figures are left to `metadisco bench`."""
+`timed` and `_with_costs`; LPO, the learned optimiser and the population figures are left to `metadisco bench`."""
 
 import math
 

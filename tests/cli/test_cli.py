@@ -35,6 +35,8 @@ def run_cli(capsys, *argv):
     (["train", "--env", "CartPole-v1", "--set", "lr", "--out", "{out}"], "expected key=value"),
     (["train", "--env", "CartPole-v1", "--preset", "atari", "--out", "{out}"], "unknown preset 'atari'"),
     (["bench", "--seed-counts", "2,4", "--out", "{out}/b.json"], "include 1"),
+    (["bench", "--update-rule", "--seed-counts", "2", "--out", "{out}/b.json"], "include 1"),
+    (["bench", "--update-rule", "--peers", "--out", "{out}/b.json"], "drop --meta and --peers"),
     (["train", "--env", "CartPole-v1", "--devices", "9", "--out", "{out}"], "--devices 9: this process has only 4"),
     (["--devices", "0", "train", "--env", "CartPole-v1", "--out", "{out}"], "--devices must be a positive integer"),
     (["frobnicate"], "invalid choice"),
