@@ -8,9 +8,10 @@ Per case and seed count:
   `replay_batch` trajectories), the trainer as `metadisco train` runs it (`metadisco.runs.seeds.seeds_program`:
   seeds sharded over the devices, vmapped on each);
 - `network_only_steps_per_second`: the same number of learner steps of the agent's network alone, on batches of the
-  same shape: its forward pass under the parameters and under the target parameters and one backward pass, what
-  any learner of this agent pays whatever rule it follows; `trainer_over_network_only` is how many times that time
-  the trainer takes (the rest: acting, the replay, the meta-network and the rule's value estimates).
+  same shape: its forward pass under the parameters and under the target parameters and one backward pass through
+  what Disco103's loss reads, what any learner of this agent pays whatever targets it is given;
+  `trainer_over_network_only` is how many times that time the trainer takes (the rest: acting, the replay, the
+  meta-network, the rule's value estimates and its loss).
 
 The meta-parameters are zero: the work does not depend on their values, so no weights file is needed and the
 figures hold for Disco103's. Cases: Catch-bsuite at `update_rule_classic` (DeepMind's eval-notebook settings: 2
@@ -52,23 +53,31 @@ def rule_config(case: RuleCase) -> TrainConfig:
 
 def network_only_fn(env_id: str, config: TrainConfig, rule, num_seeds: int):
     """A function keys [num_seeds] -> a scalar per seed that runs `config.num_updates` learner steps of the agent's
-    network alone: forward under the parameters (kept for the pullback) and under the target parameters, one
-    backward pass with both outputs as its cotangent, and a step of the parameters along the gradient (so that each
-    step depends on the last, as in training)."""
+    network alone: forward under the target parameters and under the parameters (with random actions taken, so
+    that DiscoRL's agent also gives its heads at those actions), one backward pass through what the rule's loss
+    reads (logits, y and the heads at the actions taken, weighted by the target's outputs so that all of those
+    stay live), and a step of the parameters along the gradient (each step depends on the last, as in training)."""
     env = make_env(env_id)
-    network = rule.agent(env.spec.action_size, config.hidden_sizes, config.activation)
-    obs_shape = (config.num_steps, config.replay_batch) + tuple(env.spec.obs_shape)
+    num_actions = env.spec.action_size
+    network = rule.agent(num_actions, config.hidden_sizes, config.activation)
+    shape = (config.num_steps, config.replay_batch)
 
     def run(key):
-        init_key, obs_key = jax.random.split(key)
-        obs = jax.random.normal(obs_key, obs_shape)
+        init_key, obs_key, action_key = jax.random.split(key, 3)
+        obs = jax.random.normal(obs_key, shape + tuple(env.spec.obs_shape))
+        actions = jax.random.randint(action_key, shape, 0, num_actions)
         params = network.init(init_key, obs[:1, :1])
 
         def learner_step(carry, _):
             params, target = carry
-            out, pullback = jax.vjp(lambda p: network.apply(p, obs), params)
             target_out = network.apply(target, obs)
-            (grads,) = pullback(jax.tree.map(jnp.add, out, target_out))
+
+            def read(p):
+                out = network.apply(p, obs, actions)
+                return (jnp.vdot(out["logits"], target_out["logits"]) + jnp.vdot(out["y"], target_out["y"])
+                        + sum(jnp.vdot(v, target_out[name].mean(axis=-2)) for name, v in out["acted"].items()))
+
+            grads = jax.grad(read)(params)
             new = jax.tree.map(lambda p, g: p - 1e-9 * g, params, grads)
             return (new, jax.tree.map(lambda t, p: 0.9 * t + 0.1 * p, target, params)), None
 

@@ -29,6 +29,7 @@ Metrics: `actor_loss` is the update's mean loss (0 before the replay holds a bat
 
 from __future__ import annotations
 
+import inspect
 from typing import NamedTuple
 
 import jax
@@ -118,6 +119,7 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
                          f"num_envs {config.num_envs} trajectories")
     num_actions = env.spec.action_size
     network = rule.agent(num_actions, config.hidden_sizes, config.activation)
+    takes_actions = "actions" in inspect.signature(type(network).__call__).parameters
     optimizer = agent_optimizer(config.max_abs_update)
     num_updates = config.num_updates
 
@@ -157,16 +159,22 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
     def learn(state: RuleState, key: jax.Array):
         """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
         obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, config.replay_batch)
-        # One forward pass of the agent serves the rule's inputs and the loss's gradient (the pullback): the
-        # agent's network is most of a learner step's cost, and XLA does not merge two passes on the same batch.
-        agent_out, pullback = jax.vjp(lambda params: network.apply(params, obs), state.params)
-        target_out = network.apply(state.target_params, obs) if rule.uses_target else agent_out
+        target_out = network.apply(state.target_params, obs) if rule.uses_target else None
         progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
-        inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, agent_out, target_out,
-                                  state.hyper.gamma, state.hyper.gae_lambda, progress)
-        targets, rule_state = rule(state.meta["update_rule"], inputs, state.rule_state)
-        loss, loss_grad = jax.value_and_grad(lambda out: jnp.mean(rule.loss(inputs, out, targets)))(agent_out)
-        (grads,) = pullback(loss_grad)
+
+        def loss_fn(params):
+            # One forward pass of the agent serves the rule, which reads its outputs as constants, and the loss,
+            # the only thing differentiated: the backward pass runs only through the outputs the loss reads (with
+            # Disco103's agent, the heads at the actions taken: `PredictionAgent`'s "acted").
+            agent_out = network.apply(params, obs, actions) if takes_actions else network.apply(params, obs)
+            seen = jax.lax.stop_gradient(agent_out)
+            inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, seen,
+                                      seen if target_out is None else target_out, state.hyper.gamma,
+                                      state.hyper.gae_lambda, progress)
+            targets, rule_state = rule(state.meta["update_rule"], inputs, state.rule_state)
+            return jnp.mean(rule.loss(inputs, agent_out, targets)), (rule_state, seen)
+
+        (loss, (rule_state, agent_out)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
         lr = state.hyper.lr * (1.0 - state.update / num_updates) if config.anneal_lr else state.hyper.lr
         params = optax.apply_updates(state.params, jax.tree.map(lambda u: -lr * u, updates))

@@ -14,7 +14,9 @@ import pytest
 
 from metadisco.envs import make_env
 from metadisco.objectives import UPDATE_RULES, Objective
+from metadisco.objectives.disco import rule
 from metadisco.objectives.disco.agent import PredictionAgent
+from metadisco.objectives.disco.meta_net import select
 from metadisco.objectives.disco.weights import SHAPES, load_disco103
 from metadisco.trainers import make_trainer
 from metadisco.trainers.config import TrainConfig, get_preset
@@ -72,6 +74,38 @@ def test_the_prediction_agent_has_the_rules_shapes():
     out = agent.apply(params, jnp.ones((5, 3, 7)))
     assert {k: v.shape for k, v in out.items()} == {"logits": (5, 3, 4), "y": (5, 3, 600), "z": (5, 3, 4, 600),
                                                    "aux_pi": (5, 3, 4, 4), "q": (5, 3, 4, 601)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_agents_acted_outputs_are_its_outputs_at_the_actions_taken(seed):
+    """`PredictionAgent(obs, actions)`'s "acted" heads equal the per-action outputs selected at the actions, and
+    Disco103's loss has the same gradient from either, to float32 rounding (the heads run on other shapes, and the
+    backward pass through one action's heads instead of every action's, so XLA sums in other orders)."""
+    rng = np.random.default_rng(seed)
+    num_actions, steps, batch = (2, 3, 5)[seed], int(rng.integers(2, 9)), int(rng.integers(1, 6))
+    agent = PredictionAgent(num_actions, torso=(16, 16))
+    obs = jnp.asarray(rng.normal(size=(steps, batch, 5)), jnp.float32)
+    actions = jnp.asarray(rng.integers(0, num_actions, (steps, batch)), jnp.int32)
+    params = agent.init(jax.random.PRNGKey(seed), obs[:1])
+    out = jax.jit(agent.apply)(params, obs, actions)
+    for name in ("z", "aux_pi", "q"):
+        np.testing.assert_allclose(out["acted"][name], select(out[name], actions), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+    rollout = rule.Rollout(actions, jnp.asarray(rng.normal(size=(steps - 1, batch)), jnp.float32),
+                           jnp.asarray(rng.random((steps - 1, batch)) < 0.2), out["logits"] + 0.3)
+    meta_out = {"pi": jnp.asarray(rng.normal(size=(steps - 1, batch, num_actions)), jnp.float32),
+                "y": jnp.asarray(rng.normal(size=(steps - 1, batch, 600)), jnp.float32),
+                "z": jnp.asarray(rng.normal(size=(steps - 1, batch, 600)), jnp.float32)}
+    estimates, _, _ = jax.jit(rule.value_estimates)(rollout, out, out, rule.ema_init(), rule.ema_init())
+
+    def gradient(with_actions):
+        def loss(p):
+            agent_out = agent.apply(p, obs, actions) if with_actions else agent.apply(p, obs)
+            return jnp.mean(rule.agent_loss(rollout, agent_out, meta_out, estimates))
+        return jax.jit(jax.grad(loss))(params)
+
+    for new, old in zip(jax.tree.leaves(gradient(True)), jax.tree.leaves(gradient(False)), strict=True):
+        np.testing.assert_allclose(new, old, rtol=1e-4, atol=1e-4 * float(jnp.max(jnp.abs(old))) + 1e-12)
 
 
 @functools.cache

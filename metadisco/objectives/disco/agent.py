@@ -29,19 +29,29 @@ class PredictionAgent(nn.Module):
     bins: int = 601
 
     @nn.compact
-    def __call__(self, obs: jax.Array) -> dict[str, jax.Array]:
+    def __call__(self, obs: jax.Array, actions: jax.Array | None = None) -> dict[str, jax.Array]:
+        """With `actions` ([...], the actions taken), also "acted": the action model's outputs at those actions
+        alone, {"z": [..., Y], "aux_pi": [..., A], "q": [..., bins]}: the per-action outputs selected there (to
+        float32 rounding); a loss that reads only those gets a backward pass through one action's heads, not A."""
         x = mlp([nn.Dense(h) for h in self.torso], obs, getattr(nn, self.activation))
         head_init = nn.initializers.truncated_normal(0.01)
         out = {"logits": nn.Dense(self.num_actions, kernel_init=head_init)(x),
                "y": nn.Dense(self.prediction_size, kernel_init=head_init)(x)}
         cell = nn.Dense(self.lstm)(x)
         hidden = jnp.tanh(cell)
-        actions = jnp.eye(self.num_actions, dtype=x.dtype)
-        expand = lambda v: jnp.broadcast_to(v[..., None, :], v.shape[:-1] + (self.num_actions, v.shape[-1]))  # noqa: E731
-        hidden, cell = expand(hidden), expand(cell)
-        gates = nn.Dense(4 * self.lstm)(jnp.concatenate([jnp.broadcast_to(actions, hidden.shape[:-1] +
-                                                                          (self.num_actions,)), hidden], -1))
-        embedding, _ = lstm_cell(gates, cell)  # [..., A, lstm]
-        for name, size in (("z", self.prediction_size), ("aux_pi", self.num_actions), ("q", self.bins)):
-            out[name] = mlp([nn.Dense(self.head_hidden), nn.Dense(size)], embedding, nn.relu)
+        gates_layer = nn.Dense(4 * self.lstm)
+        heads = {name: [nn.Dense(self.head_hidden), nn.Dense(size)]
+                 for name, size in (("z", self.prediction_size), ("aux_pi", self.num_actions), ("q", self.bins))}
+
+        def action_model(one_hot: jax.Array) -> dict[str, jax.Array]:
+            """one_hot [..., K, A] -> each head's output at those K actions, [..., K, size]."""
+            root = [jnp.broadcast_to(v[..., None, :], one_hot.shape[:-1] + (self.lstm,)) for v in (hidden, cell)]
+            embedding, _ = lstm_cell(gates_layer(jnp.concatenate([one_hot, root[0]], -1)), root[1])  # [..., K, lstm]
+            return {name: mlp(layers, embedding, nn.relu) for name, layers in heads.items()}
+
+        every = jnp.broadcast_to(jnp.eye(self.num_actions, dtype=x.dtype), x.shape[:-1] + (self.num_actions,) * 2)
+        out.update(action_model(every))
+        if actions is not None:
+            taken = jax.nn.one_hot(actions, self.num_actions, dtype=x.dtype)[..., None, :]
+            out["acted"] = {name: v[..., 0, :] for name, v in action_model(taken).items()}
         return out

@@ -148,21 +148,30 @@ def unroll_meta_net(meta_params: dict, meta_state: MetaState, rollout: Rollout, 
     return meta_out, estimates, MetaState(rnn, adv_ema, td_ema)
 
 
+def acted_outputs(agent_out: dict, actions: jax.Array) -> dict:
+    """The action model's outputs at the actions taken, {"z", "aux_pi", "q"}: [T+1, B, ...] each. The agent's own
+    "acted" outputs where it computed them (`PredictionAgent(obs, actions)`, which runs the heads at a_t alone, so
+    that the loss's gradient does not pass through the other actions' heads), else selected from its outputs for
+    every action; the same numbers either way, to float32 rounding."""
+    if "acted" in agent_out:
+        return agent_out["acted"]
+    return {name: select(agent_out[name], actions) for name in ("z", "aux_pi", "q")}
+
+
 def agent_loss(rollout: Rollout, agent_out: dict, meta_out: dict, estimates: ValueEstimates,
                costs: dict = COSTS) -> jax.Array:
     """Per-step loss [T, B] of the agent's outputs against the rule's targets (DeepMind's `agent_loss` plus
     `agent_loss_no_meta`); the targets are constants here (no meta-gradient flows through them)."""
-    actions = rollout.actions[:-1]
     pi_hat, y_hat, z_hat, q_td = jax.lax.stop_gradient((meta_out["pi"], meta_out["y"], meta_out["z"],
                                                         estimates.q_td))
+    acted = acted_outputs(agent_out, rollout.actions)
     logits = agent_out["logits"][:-1]
     pi_loss = categorical_kl(pi_hat, logits)
     y_loss = categorical_kl(y_hat, agent_out["y"][:-1])
-    z_loss = categorical_kl(z_hat, select(agent_out["z"][:-1], actions))
-    aux_pi = select(agent_out["aux_pi"][:-1], actions)
-    aux_loss = categorical_kl(jax.lax.stop_gradient(agent_out["logits"][1:]), aux_pi)
+    z_loss = categorical_kl(z_hat, acted["z"][:-1])
+    aux_loss = categorical_kl(jax.lax.stop_gradient(agent_out["logits"][1:]), acted["aux_pi"][:-1])
     aux_loss = aux_loss * (1.0 - rollout.is_terminal.astype(aux_loss.dtype))
-    q_logits = select(agent_out["q"][:-1], actions)  # [T, B, bins]
+    q_logits = acted["q"][:-1]  # [T, B, bins]
     value_target = jax.lax.stop_gradient(categorical_value(q_logits, MAX_ABS_VALUE) + q_td)
     value_loss = categorical_value_loss(q_logits, value_target, MAX_ABS_VALUE)
     return (costs["pi"] * pi_loss + costs["y"] * y_loss + costs["z"] * z_loss + costs["aux_policy"] * aux_loss
