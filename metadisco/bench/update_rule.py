@@ -11,7 +11,8 @@ Per case and seed count:
   same shape: its forward pass under the parameters and under the target parameters and one backward pass through
   what Disco103's loss reads, what any learner of this agent pays whatever targets it is given;
   `trainer_over_network_only` is how many times that time the trainer takes (the rest: acting, the replay, the
-  meta-network, the rule's value estimates and its loss).
+  meta-network, the rule's value estimates and its loss). The network alone runs vmapped on one device; with more
+  seeds than one the trainer's are sharded over every device, so the ratio is then not like for like on a CPU.
 
 The meta-parameters are zero: the work does not depend on their values, so no weights file is needed and the
 figures hold for Disco103's. Cases: Catch-bsuite at `update_rule_classic` (DeepMind's eval-notebook settings: 2
