@@ -25,6 +25,7 @@ from metadisco.runs.seeds import resolve_config, train_seeds  # noqa: E402
 DRIFTS = {"tuned": "results/talpo_minatar_tuned/run/objective.msgpack",
           "kept": "results/short_long_minatar/kept.msgpack"}
 ENV, STEPS, LR, SEEDS = "SpaceInvaders-MinAtar", 1_000_000, 5e-3, 4
+PPO = BUILTIN_OBJECTIVES["ppo"]
 
 print("1. penalty on lowering a negative-advantage action's probability beyond the clip, as a share of PPO's")
 ratio, advantage = jnp.meshgrid(jnp.linspace(0.3, 0.79, 50), -jnp.linspace(0.1, 3.0, 30))
@@ -37,12 +38,13 @@ for name, path in DRIFTS.items():
         print(f"  {name:5s} n/N = {fraction:.1f}: mean share {float(share.mean()):.2f}; points with none (< 0.05): "
               f"{float((share < 0.05).mean()):.2f}")
 
-print(f"2. policy entropy on {ENV}, {STEPS:,} steps, lr {LR}, {SEEDS} seeds (mean over seeds at each point of training)")
+print(f"2. policy entropy on {ENV}, {STEPS:,} steps, lr {LR}, {SEEDS} seeds (mean over seeds at points of training)")
 config = resolve_config(ENV, timesteps=STEPS, overrides={"lr": LR})
 for name, path in {**DRIFTS, "ppo": None}.items():
-    objective, meta = load_objective(path) if path else (BUILTIN_OBJECTIVES["ppo"], BUILTIN_OBJECTIVES["ppo"].zero_meta())
+    objective, meta = load_objective(path) if path else (PPO, PPO.zero_meta())
     result = train_seeds(ENV, objective, meta, config, SEEDS, seed=0)
     entropy = np.asarray(result.metrics.entropy)
     points = [int(entropy.shape[1] * f) - 1 for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
-    print(f"  {name:5s} entropy at 10/25/50/75/100%: {np.round(entropy[:, points].mean(0), 3).tolist()}; lowest seed at "
-          f"the end {entropy[:, -1].min():.3f}; final returns {np.round(result.final_return, 1).tolist()}")
+    print(f"  {name:5s} entropy at 10/25/50/75/100%: {' '.join(f'{e:.3f}' for e in entropy[:, points].mean(0))}; "
+          f"lowest seed at the end {entropy[:, -1].min():.3f}; final returns "
+          f"{', '.join(f'{r:.1f}' for r in result.final_return)}")
