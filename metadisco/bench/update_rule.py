@@ -88,12 +88,13 @@ def network_only_fn(env_id: str, config: TrainConfig, rule, num_seeds: int):
     return jax.vmap(run)
 
 
-def bench_update_rule(cases=DEFAULT_RULE_CASES, seed_counts=(1, 4), rule_name: str = "disco") -> dict:
-    """The figures of the module docstring, {env id: {preset, sizes, seeds_N: {...}}}."""
-    rule = UPDATE_RULES.make(rule_name)
+def bench_update_rule(cases=DEFAULT_RULE_CASES, seed_counts=(1, 4)) -> dict:
+    """The figures of the module docstring for DiscoRL's rule (the network-only program reads its agent's "acted"
+    heads), {"rule": "disco", "cases": {env id: {preset, sizes, seeds_N: {...}}}}."""
+    rule = UPDATE_RULES.make("disco")
     objective = Objective(update_rule=rule)
     meta = objective.zero_meta()
-    out = {"rule": rule_name, "cases": {}}
+    out = {"rule": "disco", "cases": {}}
     for case in cases:
         config = rule_config(case)
         figures = {"preset": case.preset, "updates": config.num_updates, "num_envs": config.num_envs,

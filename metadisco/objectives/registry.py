@@ -132,7 +132,9 @@ class UpdateRule(LearnedPiece, Protocol):
     """A learned update rule (disco_rl's one update-rule interface, as pure functions): the agent network whose
     outputs it trains, its state across updates, its targets and the agent's loss against them. `target_coeff`:
     the Polyak weight with which the agent's target parameters follow its parameters after each step;
-    `uses_target`: whether it reads the agent's outputs under them (else `target_out` is `agent_out`)."""
+    `uses_target`: whether it reads the agent's outputs under them (else `target_out` is `agent_out`). The agent
+    module may take the actions taken as a second argument, `module(obs, actions)`: the trainer then passes them,
+    and only the outputs `loss` reads are differentiated (DiscoRL's agent gives its heads at those actions alone)."""
 
     target_coeff: float
     uses_target: bool
