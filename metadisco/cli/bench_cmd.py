@@ -80,8 +80,9 @@ def run(args) -> int:
     if args.meta and args.recipes is not None:
         return _recipes(args)
     if args.update_rule:
-        if args.meta or args.peers:
-            raise UserError("--update-rule measures the update-rule trainer on its own: drop --meta and --peers")
+        if args.meta or args.peers or args.envs is not None or args.timesteps:
+            raise UserError("--update-rule measures its own cases (Catch-bsuite and SpaceInvaders-MinAtar at the "
+                            "update_rule presets): drop --meta, --peers, --envs and --timesteps")
         return _update_rule(args)
     if args.meta:
         check_output_file(args.out)  # before measuring: a benchmark never ends by failing to write
