@@ -17,6 +17,16 @@ offset removes from PPO's drift, so zero meta-parameters give PPO *exactly* (sam
 the same gradients), which the identity tests check through a whole training run. It changes the drift by at
 most 1e-4 and is 0 wherever PPO's drift is 0 (the whole clip range).
 
+Optionally, `floor` = f > 0 keeps a share of PPO's trust region whatever the network learns:
+
+    drift_f  = max(drift, f ppo)
+
+still a valid drift (both terms are >= 0 and identically 0 near r = 1). Beyond the clip PPO's drift grows as
+|A| times the distance from it, so moving the ratio there costs at least f of what it costs PPO. Why: the
+TA-LPO drift meta-trained with tuned fitness (results/talpo_minatar_tuned) learned to drop that penalty on the side
+of lowering bad actions (2-5% of PPO's slope), and over long runs its policy collapsed to a deterministic one.
+f = 0 (the default) is the paper's drift, bit for bit.
+
 Meta-parameters: {"w1": float32[num_features, hidden], "w2": float32[hidden, 1]}; zeros are the ES's start.
 """
 
@@ -50,10 +60,13 @@ def _net(meta, features: jax.Array) -> jax.Array:
     return mlp(layers, features, jnp.tanh)[..., 0]
 
 
-def learned_drift(net_out: jax.Array, ratio: jax.Array, advantage: jax.Array, eps: float) -> jax.Array:
-    """ReLU(net + ppo - 1e-4) + min(ppo, 1e-4): the LPO residual around PPO (see the module docstring)."""
+def learned_drift(net_out: jax.Array, ratio: jax.Array, advantage: jax.Array, eps: float,
+                  floor: float = 0.0) -> jax.Array:
+    """ReLU(net + ppo - 1e-4) + min(ppo, 1e-4), and with floor f > 0 at least f ppo: the LPO residual around PPO
+    (see the module docstring)."""
     ppo = ppo_drift(ratio, advantage, eps)  # already >= 0, so ReLU(drift_ppo) of the paper is ppo itself
-    return jax.nn.relu(net_out + ppo - OFFSET) + jnp.minimum(ppo, OFFSET)
+    drift = jax.nn.relu(net_out + ppo - OFFSET) + jnp.minimum(ppo, OFFSET)
+    return jnp.maximum(drift, floor * ppo) if floor > 0 else drift  # static: f = 0 adds no operation
 
 
 def _zero_net(num_features: int, hidden: int) -> dict:
@@ -71,9 +84,11 @@ class _LPONet(Piece):
         return {"w1": random_kernel(key, zero["w1"], scale), "w2": zero["w2"]}
 
 
-def _check_hidden(hidden: int, kind: str) -> None:
+def _check_options(hidden: int, floor: float, kind: str) -> None:
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden <= 0:
         raise UserError(f"drift {kind!r}: hidden must be a positive integer, got {hidden!r}")
+    if floor < 0.0:  # NaN never gets here: options are checked finite first
+        raise UserError(f"drift {kind!r}: floor must be >= 0 (the share of PPO's drift kept; 0: none), got {floor!r}")
 
 
 @DRIFTS.register("lpo")
@@ -83,17 +98,18 @@ class LPODrift(_LPONet):
 
     hidden: int = 128
     eps: float = 0.2  # the PPO drift it is a residual around
+    floor: float = 0.0  # the share of PPO's drift always kept (module docstring)
     positive_options = ("eps",)
 
     def __post_init__(self):
-        _check_hidden(self.hidden, "lpo")
+        _check_options(self.hidden, self.floor, "lpo")
 
     num_features = 8
 
     def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         del progress
         ratio, advantage = inputs
-        return learned_drift(_net(meta, lpo_features(ratio, advantage)), ratio, advantage, self.eps)
+        return learned_drift(_net(meta, lpo_features(ratio, advantage)), ratio, advantage, self.eps, self.floor)
 
 
 @DRIFTS.register("talpo")
@@ -104,10 +120,11 @@ class TALPODrift(_LPONet):
     hidden: int = 128
     eps: float = 0.2
     horizon: bool = True  # include the log(N) x features
+    floor: float = 0.0  # the share of PPO's drift always kept (module docstring)
     positive_options = ("eps",)
 
     def __post_init__(self):
-        _check_hidden(self.hidden, "talpo")
+        _check_options(self.hidden, self.floor, "talpo")
 
     @property
     def num_features(self) -> int:
@@ -127,4 +144,5 @@ class TALPODrift(_LPONet):
 
     def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         ratio, advantage = inputs
-        return learned_drift(_net(meta, self.features(ratio, advantage, progress)), ratio, advantage, self.eps)
+        return learned_drift(_net(meta, self.features(ratio, advantage, progress)), ratio, advantage, self.eps,
+                             self.floor)

@@ -90,6 +90,7 @@ DRIFT_CASES = [
     ("expression", {"expression": PPO_EXPRESSION[0], "constants": PPO_EXPRESSION[1]}),
     ("expression", {"expression": DPO_EXPRESSION[0], "constants": DPO_EXPRESSION[1]}),
     ("expression", {"expression": CUSTOM_EXPRESSION[0], "constants": CUSTOM_EXPRESSION[1]}),
+    ("lpo", {"floor": 0.5}), ("talpo", {"hidden": 8, "horizon": False, "floor": 0.3}),
 ]
 
 

@@ -30,7 +30,8 @@ def random_inputs(key, n=512):
     return jnp.exp(log_r), adv, Progress(fraction, jnp.float32(10.0 + 5000.0 * horizon))
 
 
-DRIFT_SPECS = [("lpo", {}), ("lpo", {"hidden": 16}), ("talpo", {}), ("talpo", {"hidden": 32, "horizon": False})]
+DRIFT_SPECS = [("lpo", {}), ("lpo", {"hidden": 16}), ("talpo", {}), ("talpo", {"hidden": 32, "horizon": False}),
+               ("lpo", {"hidden": 16, "floor": 0.5}), ("talpo", {"hidden": 16, "floor": 1.0})]
 
 
 def assert_drift_conditions(drift, seed_of_scale, num_meta=NUM_META):
@@ -102,6 +103,34 @@ def test_bad_options_are_user_errors():
         DRIFTS.make("lpo", hidden=0)
     with pytest.raises(UserError, match="no option"):
         DRIFTS.make("talpo", width=3)
+    with pytest.raises(UserError, match="floor must be >= 0"):
+        DRIFTS.make("talpo", floor=-0.1)
+    with pytest.raises(UserError, match="floor must be a finite number"):
+        DRIFTS.make("talpo", floor=float("nan"))
+
+
+@pytest.mark.parametrize("kind", ["lpo", "talpo"])
+def test_the_floor_keeps_that_share_of_ppos_drift_and_changes_nothing_above_it(kind):
+    """floor = f: drift_f = max(drift, f ppo) for random meta-parameters and inputs, so it is >= f ppo everywhere
+    and equals the unfloored drift wherever that is already above, for either kind (module docstring)."""
+    free, floored = DRIFTS.make(kind, hidden=16), DRIFTS.make(kind, hidden=16, floor=0.5)
+    assert floored.zero_meta()["w1"].shape == free.zero_meta()["w1"].shape
+    for seed in range(16):
+        meta_key, input_key = jax.random.split(jax.random.PRNGKey(seed))
+        meta = random_meta(free, meta_key, 3.0)
+        ratio, adv, progress = random_inputs(input_key)
+        inputs, ppo = DriftInputs(ratio, adv), ppo_drift(ratio, adv)
+        base, kept = free(meta, inputs, progress), floored(meta, inputs, progress)
+        np.testing.assert_array_equal(np.asarray(kept), np.asarray(jnp.maximum(base, 0.5 * ppo)))
+        assert bool(jnp.all(kept >= 0.5 * ppo))
+
+
+def test_floor_zero_is_the_papers_drift_bit_for_bit():
+    drift, zero = DRIFTS.make("talpo", hidden=16), DRIFTS.make("talpo", hidden=16, floor=0.0)
+    meta = random_meta(drift, jax.random.PRNGKey(3), 3.0)
+    ratio, adv, progress = random_inputs(jax.random.PRNGKey(4))
+    assert np.array_equal(np.asarray(drift(meta, DriftInputs(ratio, adv), progress)),
+                          np.asarray(zero(meta, DriftInputs(ratio, adv), progress)))
 
 
 def test_talpo_without_horizon_reads_the_run_length_only_through_progress():

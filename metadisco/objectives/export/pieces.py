@@ -149,8 +149,11 @@ def _lpo_source(piece, meta, features_code: str, args: str, call_args: str, what
     w1 = meta["w1"]
     arrays, imports = _arrays(("W1", w1, f"learned: [{w1.shape[0]} features, {w1.shape[1]} hidden]"),
                               ("W2", meta["w2"], f"learned: [{w1.shape[1]} hidden, 1]"))
+    floor_line = f"\nFLOOR = {piece.floor!r}  # the share of PPO's drift always kept" if piece.floor > 0 else ""
+    floor_code = "\n    return jnp.maximum(drift, FLOOR * ppo)" if piece.floor > 0 else "\n    return drift"
+    formula = _LPO_FORMULA + (f", at least {piece.floor} ppo" if piece.floor > 0 else "")
     return Source(f'''EPS = {piece.eps!r}  # the clip range of the PPO drift LPO is a residual around
-OFFSET = {OFFSET!r}  # makes the drift identically 0 near r = 1
+OFFSET = {OFFSET!r}  # makes the drift identically 0 near r = 1{floor_line}
 {arrays}
 
 
@@ -163,11 +166,11 @@ def lpo_features(ratio, advantage):
 {features_code}
 
 def drift({args}):
-    """{what}: {_LPO_FORMULA}."""
+    """{what}: {formula}."""
     ppo = {_PPO_LINE}
     net = (jnp.tanh(features({call_args}) @ W1) @ W2)[..., 0]
-    return jax.nn.relu(net + ppo - OFFSET) + jnp.minimum(ppo, OFFSET)''',
-                  f"{what}, {_LPO_FORMULA}, hidden {w1.shape[1]}, eps = {piece.eps}", imports=imports, **flags)
+    drift = jax.nn.relu(net + ppo - OFFSET) + jnp.minimum(ppo, OFFSET){floor_code}''',
+                  f"{what}, {formula}, hidden {w1.shape[1]}, eps = {piece.eps}", imports=imports, **flags)
 
 
 def _lpo(piece: LPODrift, meta) -> Source:
