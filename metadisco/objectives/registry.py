@@ -213,6 +213,9 @@ class Piece:
     baseline: str = "PPO"
     # An optimiser's: whether its update needs the trainer's `OptimizerContext` (activations, epoch, ...).
     needs_context: bool = False
+    # Options added after objective files were published: left out of `options()` (so of the file) while at
+    # their default, so that an objective without them is written with the same bytes as before they existed.
+    later_options: tuple[str, ...] = ()
 
     def zero_meta(self) -> Meta:
         """The meta-parameters at which this piece equals its handcrafted baseline."""
@@ -227,7 +230,10 @@ class Piece:
         return self.zero_meta()
 
     def options(self) -> dict:
-        return dataclasses.asdict(self)
+        """{option: value}, less the `later_options` at their default (reading fills those back in)."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        return {k: v for k, v in dataclasses.asdict(self).items()
+                if k not in self.later_options or v != defaults[k]}
 
     @property
     def plugin(self) -> str | None:

@@ -133,6 +133,19 @@ def test_floor_zero_is_the_papers_drift_bit_for_bit():
                           np.asarray(zero(meta, DriftInputs(ratio, adv), progress)))
 
 
+@pytest.mark.parametrize("kind", ["lpo", "talpo"])
+def test_an_unfloored_spec_is_written_as_before_the_floor_existed_and_reads_back(kind):
+    """`floor` came after objective files were published: at 0 it is left out of the spec (so a file written now
+    has the bytes one written before it had), at any other value it is written, and both read back equal."""
+    from metadisco.objectives import Objective
+
+    for floor in (0.0, 0.5, 1.0):
+        objective = Objective(drift=DRIFTS.make(kind, hidden=16, floor=floor))
+        spec = objective.to_spec()["drift"]
+        assert ("floor" in spec) == (floor != 0.0) and spec.get("floor", 0.0) == floor
+        assert Objective.from_spec(objective.to_spec()) == objective
+
+
 def test_talpo_without_horizon_reads_the_run_length_only_through_progress():
     """horizon: false drops the log N features: at equal n / N, any N gives the same drift (random meta-parameters,
     inputs and run lengths); with them, N changes it. `sees_horizon` says which (`metadisco.meta.horizon`)."""
