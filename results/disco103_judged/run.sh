@@ -9,15 +9,18 @@
 # deterministic episodes per agent beside it. One Disco103 learner step costs about 0.25 s a seed on this 2-core CPU
 # (~4,000 s for one call of 16 seeds on Catch, 7 calls an env), so this runs on a GPU, in resumable pieces:
 #   bash results/disco103_judged/run.sh [disco_103.npz]      (rerun until it prints the table; --resume keeps cells)
+# PLAN_ENVS and PLAN_DIR, when set, run the same plan on other envs into another folder: the CPU-sized piece declared
+# in minatar_cpu/run.sh (session 46). Unset, this is the plan as declared. (Not OUT: a device machine sets that.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 weights=${1:-../shared/data/disco103/disco_103.npz}
-OUT=results/disco103_judged
+OUT=${PLAN_DIR:-results/disco103_judged}
+ENVS=${PLAN_ENVS:-Catch-bsuite@58000,Breakout-MinAtar@1000000,SpaceInvaders-MinAtar@1000000,Asterix-MinAtar@1000000,Freeway-MinAtar@1000000}
 RULE=runs/disco103.msgpack  # the imported weights (3 MB, DeepMind's) stay out of the repository: runs/ is ignored
 mkdir -p runs
 [ -f "$RULE" ] || metadisco import --format disco103 "$weights" --out "$RULE"
 ${PIECE_TIMEOUT:+timeout --signal=TERM $PIECE_TIMEOUT} metadisco --no-progress evaluate \
   "disco103=$RULE" --baselines ppo,dpo \
-  --envs Catch-bsuite@58000,Breakout-MinAtar@1000000,SpaceInvaders-MinAtar@1000000,Asterix-MinAtar@1000000,Freeway-MinAtar@1000000 \
+  --envs "$ENVS" \
   --seeds 16 --seed 2000 --tune lr=3e-4,1e-3,3e-3,1e-2 --eval-episodes 16 --resume \
   --out "$OUT/eval" 2>&1 | tee -a "$OUT/eval.txt"
