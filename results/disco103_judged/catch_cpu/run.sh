@@ -9,13 +9,8 @@
 # seeds on 2 idle cores, 5-6 such calls: run it over sessions, rerun until it prints the table (--resume keeps the
 # cells; commit eval/cells/ between sessions):
 #   bash results/disco103_judged/catch_cpu/run.sh [disco_103.npz]
+# (Session 46: written as ../run.sh with PLAN_ENVS / PLAN_DIR, the same command as the lines it had; about 105
+# CPU-minutes a Disco103 call was measured, not 45.)
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
-weights=${1:-../shared/data/disco103/disco_103.npz}
-OUT=results/disco103_judged/catch_cpu
-RULE=runs/disco103.msgpack  # the imported weights (3 MB, DeepMind's) stay out of the repository: runs/ is ignored
-mkdir -p runs
-[ -f "$RULE" ] || metadisco import --format disco103 "$weights" --out "$RULE"
-metadisco --no-progress evaluate "disco103=$RULE" --baselines ppo,dpo --envs Catch-bsuite@58000 \
-  --seeds 16 --seed 2000 --tune lr=3e-4,1e-3,3e-3,1e-2 --eval-episodes 16 --resume \
-  --out "$OUT/eval" 2>&1 | tee -a "$OUT/eval.txt"
+cd "$(dirname "$0")"
+PLAN_ENVS=Catch-bsuite@58000 PLAN_DIR=results/disco103_judged/catch_cpu exec bash ../run.sh "$@"
