@@ -149,10 +149,20 @@ def _num(x, digits=1) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
-def _iqm_ci(block: dict | None, digits=1) -> str:
+def return_digits(*xs) -> int:
+    """Decimals that show returns to three significant figures of the largest of `xs` (one cell's numbers share
+    them), from one to three: 1834.2 and -23.5 as they are, Catch's 0.995 and 0.985 not both as 1.0."""
+    big = max((abs(x) for x in xs if x is not None and math.isfinite(x)), default=0.0)
+    return 1 if big == 0.0 else min(3, max(1, 2 - math.floor(math.log10(big))))
+
+
+def _iqm_ci(block: dict | None, digits: int | None = None) -> str:
+    """"iqm [lo, hi]"; `digits` None: a return's (`return_digits` of the cell)."""
     if not block or block.get("iqm") is None:
         return "n/a"
     ci = block.get("ci95")
+    if digits is None:
+        digits = return_digits(block["iqm"], *(ci or ()))
     ci_text = f" [{_num(ci[0], digits)}, {_num(ci[1], digits)}]" if ci else " [CI n/a]"
     return f"{_num(block['iqm'], digits)}{ci_text}"
 
@@ -208,7 +218,8 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
     for env, entries in report["envs"].items():
         for label in methods:
             e = entries[label]
-            mean_std = f"{_num(e['mean'])} ± {_num(e['std'])}" if e["mean"] is not None else "n/a"
+            digits = return_digits(e["mean"], e["std"])
+            mean_std = f"{_num(e['mean'], digits)} ± {_num(e['std'], digits)}" if e["mean"] is not None else "n/a"
             lines.append(f"| {env} | {settings['timesteps'][env]:,} | {label} | {_iqm_ci(e)} | {mean_std} | "
                          f"{_iqm_ci(e['normalized'], 2)} | {_seeds_cell(e)} |")
     agg = report["aggregate"]
@@ -243,6 +254,21 @@ def nothing_scored(tuning: dict) -> bool:
     return all(p["scored_seeds"] == 0 for p in tuning["selection"])
 
 
+def _presets_text(report: dict) -> str:
+    """The untuned values of the tuned settings: one set for every method, or each method's where methods of other
+    algorithms train with their own presets (a learned update rule against PPO)."""
+    tuning = report["settings"]["tuning"]
+    other = tuning.get("other_algorithms_preset", {})
+
+    def values(per_env: dict) -> str:
+        return "; ".join(f"{env} {', '.join(f'{k}={v:g}' for k, v in point.items())}" for env, point in per_env.items())
+
+    if not other:
+        return f"the preset's values ({values(tuning['preset'])})"
+    return "each method's own preset's values (" + "; ".join(
+        f"{label}: {values(other.get(label, tuning['preset']))}" for label in report["settings"]["methods"]) + ")"
+
+
 def _tuning_lines(report: dict) -> list[str]:
     """eval.md's tuning section: each method's chosen grid point, its untuned figure, and the selection scores."""
     tuning = report["settings"].get("tuning")
@@ -254,8 +280,7 @@ def _tuning_lines(report: dict) -> list[str]:
     lines = ["## Tuning", "",
              f"Every method trained at every point of the grid {tuning['grid']} and is reported above at its own best "
              f"point ({rule}); the best point has the most scored seeds, then the highest mean "
-             f"{report['settings']['score']}. Untuned: the preset's values ({tuning['preset']}), on the reported "
-             "seeds.", "",
+             f"{report['settings']['score']}. Untuned: {_presets_text(report)}, on the reported seeds.", "",
              "| Env | Method | Chosen | Tuned IQM [95% CI] | Untuned IQM [95% CI] | Selection mean score per point |",
              "|---|---|---|---|---|---|"]
     for env, entries in report["envs"].items():
@@ -264,7 +289,8 @@ def _tuning_lines(report: dict) -> list[str]:
             chosen = ", ".join(f"{k}={v:g}" for k, v in t["chosen"].items())
             if nothing_scored(t):
                 chosen += " (no point scored: the grid's first, not a choice)"
-            per_point = "; ".join(f"{', '.join(f'{k}={v:g}' for k, v in p['point'].items())}: {_num(p['mean'])} "
+            per_point = "; ".join(f"{', '.join(f'{k}={v:g}' for k, v in p['point'].items())}: "
+                                  f"{_num(p['mean'], return_digits(p['mean']))} "
                                   f"({p['scored_seeds']} seeds)" for p in t["selection"])
             lines.append(f"| {env} | {label} | {chosen} | {_iqm_ci(entry)} | {_iqm_ci(t['untuned'])} | {per_point} |")
     untuned = report["aggregate"].get("untuned_probability_of_improvement", {})

@@ -6,6 +6,8 @@ are built once per session and reused by every evaluation here.
 
 import json
 import math
+import re
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -15,11 +17,13 @@ import yaml
 from metadisco.cli import main
 from metadisco.core.errors import UserError
 from metadisco.evaluate import Training, evaluate, prepare, summary
+from metadisco.evaluate.layout import read_report
 from metadisco.evaluate.runner import EpisodeCurves, MethodRun
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.objectives.files import save_objective
 from metadisco.runs.seeds import seed_keys
 
+ROOT = Path(__file__).resolve().parents[2]
 ENV = "CartPole-v1"
 SEEDS = 3
 TINY = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "update_epochs=1", "num_minibatches=1"]
@@ -165,6 +169,33 @@ def test_each_env_has_its_own_probability_of_improvement_and_ci():
     lo, hi = block["per_env_ci95"][ENV]
     assert f"{ENV}: {block['per_env'][ENV]:.2f} [{lo:.2f}, {hi:.2f}], {other}: 1.00 [1.00, 1.00]" in \
         summary.render_markdown(two, {})
+
+
+def test_eval_md_shows_returns_to_three_significant_figures():
+    """A return cell keeps three significant figures of its largest number (at least one decimal): Catch's returns
+    near 1 are not all printed 1.0 while their P(X > Y) differ, and -23.5 stays -23.5."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        iqm = float(rng.choice([-1, 1]) * 10.0 ** rng.uniform(-2, 4))
+        lo, hi = sorted([iqm - abs(iqm) * rng.uniform(0, 0.1), iqm + abs(iqm) * rng.uniform(0, 0.1)])
+        text = summary._iqm_ci({"iqm": iqm, "ci95": [lo, hi]})
+        shown = [float(x) for x in re.findall(r"-?\d+\.\d+", text)]
+        decimals = {len(x.split(".")[1]) for x in re.findall(r"-?\d+\.\d+", text)}
+        assert len(shown) == 3 and len(decimals) == 1 and 1 <= decimals.pop() <= 3, text
+        big = max(abs(iqm), abs(lo), abs(hi))
+        for value, exact in zip(shown, (iqm, lo, hi), strict=True):
+            assert abs(value - exact) <= max(0.5e-2 * big, 0.5e-3) * (1 + 1e-9), (text, exact)
+    assert summary._iqm_ci({"iqm": -23.5, "ci95": [-23.9, -23.2]}) == "-23.5 [-23.9, -23.2]"
+
+
+def test_eval_md_names_each_methods_own_preset():
+    """Methods of other algorithms train untuned at their own presets (Disco103's lr 1e-2, PPO's 2.5e-4 on
+    Catch): eval.md names each, as the committed Catch judge's report holds them."""
+    report = read_report(ROOT / "results" / "disco103_judged" / "catch_cpu" / "eval")
+    md = summary.render_markdown(report, {})
+    assert ("each method's own preset's values (disco103: Catch-bsuite lr=0.01; ppo: Catch-bsuite lr=0.00025; "
+            "dpo: Catch-bsuite lr=0.00025)") in md
+    assert "| Catch-bsuite | 58,000 | ppo | 0.995 [0.990, 0.999] |" in md
 
 
 def test_learning_curve_bins_and_carries_forward():
