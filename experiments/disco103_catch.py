@@ -5,8 +5,10 @@ Writes each update's mean return of the episodes that ended in it, per seed.
 
     python experiments/disco103_catch.py --weights disco_103.npz --updates 1000 --seeds 0,1 --out FILE.json
 
-`--env deepmind` trains on DeepMind's own Catch game instead (its board, dynamics and rewards, from `disco_rl`, which
-must then be importable), restarted on the step that ends an episode, as DeepMind's jittable wrapper does too.
+`--env deepmind` trains on DeepMind's own Catch game instead (its dynamics and rewards, from `disco_rl`, which must
+then be importable), restarted on the step that ends an episode, as DeepMind's jittable wrapper does too, at the
+game's default board (10 rows x 5 columns, bsuite's); `--env deepmind-notebook` on the board DeepMind's eval notebook
+plays (`jittable_envs.get_config_catch()`: 8 x 8, where a random policy scores -0.75 rather than -0.6).
 """
 
 from __future__ import annotations
@@ -29,14 +31,20 @@ from metadisco.trainers.config import get_preset
 
 
 class DeepMindCatch:
-    """DeepMind's Catch game (`disco_rl.environments.jittable_envs._SingleStreamCatch`, 10 x 5, +1 / -1 at the bottom
-    row) as a metadisco `Env`: observation its rendered board, flattened."""
+    """DeepMind's Catch game (`disco_rl.environments.jittable_envs._SingleStreamCatch`, +1 / -1 at the bottom row) as
+    a metadisco `Env`: observation its rendered board, flattened. `notebook`: the eval notebook's board (8 x 8)
+    rather than the game's default (10 x 5)."""
 
-    def __init__(self):
-        from disco_rl.environments.jittable_envs import _SingleStreamCatch
+    def __init__(self, notebook: bool = False):
+        from disco_rl.environments.jittable_envs import _SingleStreamCatch, get_config_catch
 
-        self.game = _SingleStreamCatch()
-        self.spec = EnvSpec("Catch-deepmind", (50,), True, self.game.num_actions)
+        if notebook:
+            board = get_config_catch()
+            self.game = _SingleStreamCatch(rows=board.rows, columns=board.columns)
+            self.spec = EnvSpec("Catch-deepmind-notebook", (board.rows * board.columns,), True, self.game.num_actions)
+        else:
+            self.game = _SingleStreamCatch()
+            self.spec = EnvSpec("Catch-deepmind", (50,), True, self.game.num_actions)
 
     def _board(self, state):
         return self.game.render(state).reshape(-1).astype(jnp.float32)
@@ -61,12 +69,13 @@ def main(argv=None) -> int:
     parser.add_argument("--updates", type=int, default=1000)
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--env", choices=("gymnax", "deepmind"), default="gymnax",
-                        help="gymnax's Catch-bsuite (default) or DeepMind's Catch game")
+    parser.add_argument("--env", choices=("gymnax", "deepmind", "deepmind-notebook"), default="gymnax",
+                        help="gymnax's Catch-bsuite (default), DeepMind's Catch game at its default board (10 x 5) or "
+                             "at its eval notebook's (8 x 8)")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * args.updates)
-    env = make_env("Catch-bsuite") if args.env == "gymnax" else DeepMindCatch()
+    env = make_env("Catch-bsuite") if args.env == "gymnax" else DeepMindCatch(args.env == "deepmind-notebook")
     trainer = make_trainer(config, env, Objective(update_rule=UPDATE_RULES.make("disco")))
     meta = {"update_rule": jax.tree.map(jnp.asarray, load_disco103(args.weights))}
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
