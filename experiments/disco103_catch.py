@@ -38,13 +38,9 @@ class DeepMindCatch:
     def __init__(self, notebook: bool = False):
         from disco_rl.environments.jittable_envs import _SingleStreamCatch, get_config_catch
 
-        if notebook:
-            board = get_config_catch()
-            self.game = _SingleStreamCatch(rows=board.rows, columns=board.columns)
-            self.spec = EnvSpec("Catch-deepmind-notebook", (board.rows * board.columns,), True, self.game.num_actions)
-        else:
-            self.game = _SingleStreamCatch()
-            self.spec = EnvSpec("Catch-deepmind", (50,), True, self.game.num_actions)
+        self.game = _SingleStreamCatch(**(get_config_catch().to_dict() if notebook else {}))
+        board = self.game._rows * self.game._columns
+        self.spec = EnvSpec("Catch-deepmind" + ("-notebook" if notebook else ""), (board,), True, self.game.num_actions)
 
     def _board(self, state):
         return self.game.render(state).reshape(-1).astype(jnp.float32)

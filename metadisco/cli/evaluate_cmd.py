@@ -82,7 +82,7 @@ def run(args) -> int:
     use_baseline_cache(args)
     from metadisco.core.errors import UserError
     from metadisco.evaluate import evaluate
-    from metadisco.evaluate.summary import nothing_scored, return_digits
+    from metadisco.evaluate.summary import nothing_scored, return_text
     from metadisco.parallel import devices
 
     if args.dry_run:
@@ -98,8 +98,7 @@ def run(args) -> int:
         cells = []
         for label in settings["methods"]:
             entry = entries[label]
-            iqm = "n/a" if entry["iqm"] is None else f"{entry['iqm']:.{return_digits(entry['iqm'])}f}"
-            cells.append(f"{label} IQM {iqm} ({entry['finite_seeds']}/{entry['seeds']} seeds)")
+            cells.append(f"{label} IQM {return_text(entry['iqm'])} ({entry['finite_seeds']}/{entry['seeds']} seeds)")
         say(f"{env}: " + ", ".join(cells))
     for score, blocks in report["aggregate"]["probability_of_improvement_by_score"].items():
         for name, block in blocks.items():

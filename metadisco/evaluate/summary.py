@@ -156,6 +156,11 @@ def return_digits(*xs) -> int:
     return 1 if big == 0.0 else min(3, max(1, 2 - math.floor(math.log10(big))))
 
 
+def return_text(x, *cell) -> str:
+    """A return `x` at `return_digits` of it and the other numbers of its `cell`; "n/a" when missing."""
+    return _num(x, return_digits(x, *cell))
+
+
 def _iqm_ci(block: dict | None, digits: int | None = None) -> str:
     """"iqm [lo, hi]"; `digits` None: a return's (`return_digits` of the cell)."""
     if not block or block.get("iqm") is None:
@@ -218,8 +223,8 @@ def render_markdown(report: dict, figures: dict[str, str]) -> str:
     for env, entries in report["envs"].items():
         for label in methods:
             e = entries[label]
-            digits = return_digits(e["mean"], e["std"])
-            mean_std = f"{_num(e['mean'], digits)} ± {_num(e['std'], digits)}" if e["mean"] is not None else "n/a"
+            mean_std = (f"{return_text(e['mean'], e['std'])} ± {return_text(e['std'], e['mean'])}"
+                        if e["mean"] is not None else "n/a")
             lines.append(f"| {env} | {settings['timesteps'][env]:,} | {label} | {_iqm_ci(e)} | {mean_std} | "
                          f"{_iqm_ci(e['normalized'], 2)} | {_seeds_cell(e)} |")
     agg = report["aggregate"]
@@ -290,8 +295,7 @@ def _tuning_lines(report: dict) -> list[str]:
             if nothing_scored(t):
                 chosen += " (no point scored: the grid's first, not a choice)"
             per_point = "; ".join(f"{', '.join(f'{k}={v:g}' for k, v in p['point'].items())}: "
-                                  f"{_num(p['mean'], return_digits(p['mean']))} "
-                                  f"({p['scored_seeds']} seeds)" for p in t["selection"])
+                                  f"{return_text(p['mean'])} ({p['scored_seeds']} seeds)" for p in t["selection"])
             lines.append(f"| {env} | {label} | {chosen} | {_iqm_ci(entry)} | {_iqm_ci(t['untuned'])} | {per_point} |")
     untuned = report["aggregate"].get("untuned_probability_of_improvement", {})
     if untuned:
