@@ -10,7 +10,8 @@ already sets a count; `--devices N` chooses N) and JAX's persistent compilation 
 to skip). Third-party import noise never reaches stdout (brax's mujoco prints "Failed to import warp" there;
 see `metadisco.envs.brax_adapter.brax_envs`), so stdout carries only the command's own output, and a reader that
 closes the pipe early (`| head`) ends the command quietly. `--no-progress` turns progress bars off; they are
-off anyway when stderr is not a terminal (`metadisco.cli.common.show_progress`). Then it loads plugins: each
+off anyway when stderr is not a terminal (`metadisco.cli.common.show_progress`), where evaluate writes one line per
+trained call instead (`progress_lines`). Then it loads plugins: each
 `--plugin MODULE` (repeatable; a module name or a .py file) and every installed package's `metadisco.core.plugins`
 entry point (group `metadisco.plugins`). All are global options, accepted before or after the command name.
 """
@@ -80,8 +81,9 @@ def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
                              "(repeatable; a module name, found on the Python path or in the working directory, or a "
                              ".py file)")
     parser.add_argument("--no-progress", dest="progress", action="store_false", **({"default": True} | default),
-                        help="no progress bars or per-round progress lines (default: shown when stderr is a "
-                             "terminal, off when it is a file or a pipe)")
+                        help="no progress bars or per-round progress lines (default: bars when stderr is a "
+                             "terminal; when it is a file or a pipe, no bars, and evaluate writes a line per "
+                             "trained call)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -183,6 +183,12 @@ def show_progress(args) -> bool:
     return getattr(args, "progress", True) and sys.stderr.isatty() and is_writer()
 
 
+def progress_lines(args) -> bool:
+    """What a long command shows instead of a bar when stderr is a file or a pipe: plain lines, one per unit of
+    work that took real time (evaluate's trained calls), unless --no-progress; process 0's alone."""
+    return getattr(args, "progress", True) and not sys.stderr.isatty() and is_writer()
+
+
 def add_track_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--track", action="append", default=[], metavar="wandb|tensorboard",
                         help="also log the metrics to Weights & Biases (offline unless WANDB_MODE=online) or to "

@@ -12,6 +12,7 @@ from metadisco.cli.common import (
     comma_separated,
     dry_run_accelerator,
     positive_int,
+    progress_lines,
     say,
     seed_int,
     show_progress,
@@ -92,7 +93,8 @@ def run(args) -> int:
     say_unlike_training(args, rules_of(args))
     report, _ = evaluate(args.objective, args.envs, args.baselines, args.seeds, args.out,
                          training=training_of(args), rules=rules_of(args), seed=args.seed, resume=args.resume,
-                         devices=devices.select(args.devices), show_progress=show_progress(args))
+                         devices=devices.select(args.devices), show_progress=show_progress(args),
+                         call_lines=progress_lines(args))
     settings = report["settings"]
     for env, entries in report["envs"].items():
         cells = []

@@ -17,6 +17,7 @@ out/curves_<env>.png per env and out/aggregate.png.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 from metadisco.core import lock as rundir_lock
@@ -148,7 +149,8 @@ def env_of(regime: str) -> str:
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
              *, training: Training | None = None, rules: Rules | None = None, seed: int = 0, resume: bool = False,
-             devices=None, show_progress: bool = True, **legacy) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+             devices=None, show_progress: bool = True, call_lines: bool = False,
+             **legacy) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
     directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs), runs
     being each method's reported run (at its chosen grid point when tuning).
@@ -158,6 +160,8 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
     (`metadisco.evaluate.rules.Rules`): the score, deterministic episodes and tuning grid (default: the final
     return, untuned). Seed keys come from `seed`. The methods x seeds of each env are sharded over `devices`
     (default: every device of this process). `resume`: finish the evaluation whose cells `out` holds.
+    `show_progress`: a progress bar on stderr; `call_lines`: one line on stderr per trained call instead, for a
+    log file, where a bar's redraws are noise (a judge's calls can take an hour each).
     The old keywords timesteps=, overrides=, preset= (now `training`) and score= (now `Rules(score)`) still work,
     with a DeprecationWarning."""
     import warnings
@@ -181,7 +185,7 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
     if jax.process_index() != 0:  # another process of a multi-process run trains its share; process 0 writes
         return plan.run(out, resume, False, write=False)
     with rundir_lock.writing(out):  # one writer per directory
-        return plan.run(out, resume, show_progress)
+        return plan.run(out, resume, show_progress, call_lines=call_lines)
 
 
 SELECTION_STREAM = 0x73656C  # "sel": selection seeds' keys come from fold_in(PRNGKey(seed), SELECTION_STREAM)
@@ -243,7 +247,7 @@ class _Plan:
         text = ",".join(f"{k}={float(np.float32(v))!r}" for k, v in point.items()) or "preset"
         return f"{env}|{label}|{seed_set}|{text}"
 
-    def run(self, out: Path, resume: bool, show_progress: bool, write: bool = True):
+    def run(self, out: Path, resume: bool, show_progress: bool, write: bool = True, call_lines: bool = False):
         from tqdm import tqdm
 
         from metadisco.core.cells import CellStore
@@ -251,6 +255,8 @@ class _Plan:
         store = CellStore(out / "cells", self.settings(), resume, "evaluate", write=write)
         points = len(self.grid) * (2 if self.rules.tune_rule == "fresh_seeds" else 1)
         total = len(self.envs) * (1 + len(self.groups) * (1 + points))
+        self.lines = _CallLines(total) if call_lines else None
+        self.position = 0  # calls done or found in the cells, the random policy's included
         untuned: dict[str, dict[str, MethodRun]] = {}
         reported: dict[str, dict[str, MethodRun]] = {}
         tuning: dict[str, dict[str, dict]] = {}
@@ -260,9 +266,13 @@ class _Plan:
             for env in self.envs:
                 progress.set_postfix_str(f"{env}: random policy")
                 random_returns[env] = cached_random_return(env_of(env), seed=self.seed)
-                progress.update(1)
+                self._advance(progress)
                 untuned[env], reported[env], tuning[env] = self._env(env, store, progress)
         return self._write(out, untuned, reported, tuning, random_returns, write)
+
+    def _advance(self, progress) -> None:
+        progress.update(1)
+        self.position += 1
 
     def _calls(self, env: str, store, progress, wanted: list[tuple[list[Method], str, dict]]) -> dict:
         """Train each (methods, seed set, point) call whose cells are not all in `store`; {cell key: MethodRun}
@@ -275,8 +285,10 @@ class _Plan:
         for index, (methods, seed_set, point) in enumerate(wanted):
             keys = [self.cell_key(env, m.label, seed_set, point) for m in methods]
             if not all(k in store for k in keys):
-                progress.set_postfix_str(f"{env}: {', '.join(m.label for m in methods)}"
-                                         + (f" ({seed_set} seeds, {_point_text(point)})" if point else ""))
+                what = f"{env}: {', '.join(m.label for m in methods)}" \
+                    + (f" ({seed_set} seeds, {_point_text(point)})" if point else "")
+                progress.set_postfix_str(what)
+                started = time.perf_counter()
                 config = self.config(env, methods[0])
                 config = with_values(config, point, "--tune") if point else config
                 seeds = seed_keys(self.num_seeds, self.seed) if seed_set == "score" \
@@ -284,7 +296,9 @@ class _Plan:
                 trained = train_group(env_of(env), methods, config, seeds, self.devices, index)
                 for m, key in zip(methods, keys, strict=True):
                     store.put(key, run_record(trained[m.label]))
-            progress.update(1)
+                if self.lines:
+                    self.lines.trained(what, time.perf_counter() - started, self.position + 1)
+            self._advance(progress)
             runs.update({k: run_from_record(store.get(k)) for k in keys})
         return runs
 
@@ -394,6 +408,18 @@ def _is_finite(x) -> bool:
 def _finite_mean(scores) -> float | None:
     finite = [float(x) for x in scores if _is_finite(x)]
     return sum(finite) / len(finite) if finite else None
+
+
+class _CallLines:
+    """evaluate's progress in a log file: one line per trained call, with its time (a bar's redraws would be
+    noise there, and a tuned judge can run for hours between its first line and its table)."""
+
+    def __init__(self, total: int):
+        self.total = total
+
+    def trained(self, what: str, seconds: float, position: int) -> None:
+        sys.stderr.write(f"evaluate: call {position}/{self.total} trained in {seconds:.0f} s: {what}\n")
+        sys.stderr.flush()
 
 
 def _point_text(point: dict[str, float]) -> str:

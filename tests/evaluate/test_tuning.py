@@ -5,6 +5,7 @@ One tiny CartPole config throughout (the compiled programs are shared by the mod
 
 import json
 import math
+import re
 
 import jax
 import numpy as np
@@ -154,16 +155,21 @@ def test_fresh_seeds_choose_on_selection_keys(tuned):
 
 def test_resume_finishes_what_is_missing_and_writes_the_same_report(tuned, tmp_path, capsys):
     """A run that died after some cells (its later cells and its report removed), resumed, writes what an
-    uninterrupted run wrote; a resume with another command line, or a fresh run into it, is refused."""
+    uninterrupted run wrote; a resume with another command line, or a fresh run into it, is refused. With stderr a
+    file (capsys), evaluate writes one line per call it trains, unless --no-progress."""
     argv = ["evaluate", "dpo", "--envs", ENV, "--baselines", "ppo", "--seeds", str(SEEDS), "--timesteps",
             str(TIMESTEPS), "--score", "eval_return", "--eval-episodes", "4", "--tune", f"lr={GRID[0]},{GRID[1]}",
             "--no-progress", *[x for kv in TINY for x in ("--set", kv)]]
     out = tmp_path / "eval"
+    capsys.readouterr()
     assert main([*argv, "--out", str(out)]) == 0
+    assert "evaluate: call" not in capsys.readouterr().err
     whole = _strip_times(json.loads((out / "eval.json").read_text()))
     assert whole == _strip_times(json.loads((tuned["fresh_seeds"][2] / "eval.json").read_text()))
     cells = sorted(p for p in (out / "cells").glob("*.json") if p.name != "plan.json")
+    missing = set()
     for path in cells[::2]:
+        missing.add(json.loads(path.read_text())["key"])  # dpo and ppo train in calls of their own
         path.unlink()
     (out / "eval.json").unlink()
     capsys.readouterr()
@@ -172,7 +178,11 @@ def test_resume_finishes_what_is_missing_and_writes_the_same_report(tuned, tmp_p
     assert main([*argv, "--out", str(out), "--resume", "--seeds", "4"]) == 2
     err = capsys.readouterr().err.strip()
     assert "seeds: 3 -> 4" in err and len(err.splitlines()) == 1
-    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert main([*[a for a in argv if a != "--no-progress"], "--out", str(out), "--resume"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("evaluate: call")]
+    assert len(lines) == len(missing)
+    line_form = rf"evaluate: call \d+/11 trained in \d+ s: {ENV}: (dpo|ppo) \(\w+ seeds, lr=.*\)"
+    assert all(re.fullmatch(line_form, line) for line in lines)
     assert _strip_times(json.loads((out / "eval.json").read_text())) == whole
     assert len([p for p in (out / "cells").glob("*.json") if p.name != "plan.json"]) == len(cells)
 
