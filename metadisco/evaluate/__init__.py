@@ -255,8 +255,8 @@ class _Plan:
         store = CellStore(out / "cells", self.settings(), resume, "evaluate", write=write)
         points = len(self.grid) * (2 if self.rules.tune_rule == "fresh_seeds" else 1)
         total = len(self.envs) * (1 + len(self.groups) * (1 + points))
-        self.lines = _CallLines(total) if call_lines else None
-        self.position = 0  # calls done or found in the cells, the random policy's included
+        self.call_lines, self.total = call_lines, total
+        self.position = 0  # calls done or found in the cells, the random policy's included (a disabled bar counts none)
         untuned: dict[str, dict[str, MethodRun]] = {}
         reported: dict[str, dict[str, MethodRun]] = {}
         tuning: dict[str, dict[str, dict]] = {}
@@ -296,8 +296,10 @@ class _Plan:
                 trained = train_group(env_of(env), methods, config, seeds, self.devices, index)
                 for m, key in zip(methods, keys, strict=True):
                     store.put(key, run_record(trained[m.label]))
-                if self.lines:
-                    self.lines.trained(what, time.perf_counter() - started, self.position + 1)
+                if self.call_lines:  # a log file's progress, where a bar's redraws would be noise
+                    sys.stderr.write(f"evaluate: call {self.position + 1}/{self.total} trained in "
+                                     f"{time.perf_counter() - started:.0f} s: {what}\n")
+                    sys.stderr.flush()
             self._advance(progress)
             runs.update({k: run_from_record(store.get(k)) for k in keys})
         return runs
@@ -408,18 +410,6 @@ def _is_finite(x) -> bool:
 def _finite_mean(scores) -> float | None:
     finite = [float(x) for x in scores if _is_finite(x)]
     return sum(finite) / len(finite) if finite else None
-
-
-class _CallLines:
-    """evaluate's progress in a log file: one line per trained call, with its time (a bar's redraws would be
-    noise there, and a tuned judge can run for hours between its first line and its table)."""
-
-    def __init__(self, total: int):
-        self.total = total
-
-    def trained(self, what: str, seconds: float, position: int) -> None:
-        sys.stderr.write(f"evaluate: call {position}/{self.total} trained in {seconds:.0f} s: {what}\n")
-        sys.stderr.flush()
 
 
 def _point_text(point: dict[str, float]) -> str:
