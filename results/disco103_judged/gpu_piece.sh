@@ -6,7 +6,10 @@
 #   mkdir -p runs && metadisco import --format disco103 ../shared/data/disco103/disco_103.npz --out runs/disco103.msgpack
 #   device: bash results/disco103_judged/gpu_piece.sh          carry: .whl, runs/disco103.msgpack
 # The piece stops after PIECE_TIMEOUT seconds (default 540: a 10-minute call with room to copy); its finished cells
-# come back under $OUT/disco103_judged/: copy them into results/disco103_judged/ here and commit eval/cells/.
+# come back as $OUT/disco103_judged.tgz (a tarball: the device returns no folder that deep, and keeps no cells from
+# one call to the next, so every call must carry its cells back): `tar xzf FILES_AT/disco103_judged.tgz -C
+# results/disco103_judged` here, then commit eval/cells/. Session 49 on an H200: Catch and Breakout (36 cells) took
+# 270 s in a call (Disco103's 16 seeds at 1e6 steps about 18-24 s a call); SpaceInvaders, Asterix and Freeway are left.
 set -u
 cd "$(dirname "$0")/../.."
 . results/bench/gpu/env.sh
@@ -16,6 +19,5 @@ export PATH=/tmp/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi -L
 PIECE_TIMEOUT=${PIECE_TIMEOUT:-540} bash results/disco103_judged/run.sh
 echo "run.sh exit status $? (124: the piece's time ran out; --resume goes on from the cells)"
-mkdir -p "${OUT:-/tmp/out}/disco103_judged" && cp -r results/disco103_judged/eval results/disco103_judged/eval.txt \
-  "${OUT:-/tmp/out}/disco103_judged/"
-ls "${OUT:-/tmp/out}/disco103_judged/eval/cells" | wc -l
+mkdir -p "${OUT:-/tmp/out}" && tar czf "${OUT:-/tmp/out}/disco103_judged.tgz" -C results/disco103_judged eval/cells eval.txt
+ls results/disco103_judged/eval/cells | wc -l

@@ -12,4 +12,6 @@ resume=$( [ -d "$RUN/checkpoints" ] && echo --resume )
 timeout --signal=TERM 540 python3 -m metadisco.cli --no-progress --no-compile-cache meta-train \
   experiments/talpo_minatar_tuned_gpu.yaml --out "$RUN" $resume 2>&1 | tee -a results/talpo_minatar_tuned/gpu/pieces.log
 tail -n 1 "$RUN/metrics.jsonl" 2>/dev/null | cut -c1-300
-mkdir -p "${OUT:-/tmp/out}" && cp -r "$RUN" "${OUT:-/tmp/out}/" && cp results/talpo_minatar_tuned/gpu/pieces.log "${OUT:-/tmp/out}/"
+# A tarball, because the device returns no nested folder reliably (session 49: eval/cells came back as "depth") and
+# keeps nothing between calls: `tar xzf FILES_AT/talpo_gpu_run.tgz -C results/talpo_minatar_tuned/gpu` here.
+mkdir -p "${OUT:-/tmp/out}" && tar czf "${OUT:-/tmp/out}/talpo_gpu_run.tgz" -C results/talpo_minatar_tuned/gpu run pieces.log
