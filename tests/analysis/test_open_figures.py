@@ -229,6 +229,7 @@ def test_dormancy_runs_train_open_and_adam(dormancy_result):
                                equal_nan=True)
 
 
+@pytest.mark.slow  # 47-54 s on 2 cores (the shared env_plot)
 def test_plot_env_trains_open_and_adam_and_draws_their_dormancy(env_plot):
     """`plot --env` asks `dormancy_runs` for its arguments and draws dormancy.png from the result."""
     out, calls = env_plot

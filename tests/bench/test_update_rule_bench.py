@@ -20,6 +20,7 @@ def test_a_case_runs_the_preset_for_its_updates():
     assert config.num_updates == 2 and config.replay_batch == 64 and tuple(config.hidden_sizes) == (512, 512)
 
 
+@pytest.mark.slow  # 16 s on 2 cores
 def test_the_network_only_program_moves_the_parameters_each_step():
     """Its steps depend on each other (else XLA could drop all but the last): one step and two give different
     parameters, every seed its own."""

@@ -89,6 +89,7 @@ def test_train_runs_an_update_rule(rule_file, tmp_path):
     assert all(-1 <= r <= 1 for r in summary["final_return"])  # Catch pays -1 or +1 an episode
 
 
+@pytest.mark.slow  # 37 s on 2 cores
 def test_evaluate_tunes_an_update_rule_beside_ppo_and_dpo(rule_file, tmp_path):
     out = tmp_path / "eval"
     assert main(["--no-progress", "evaluate", f"rule={rule_file[0]}", "--baselines", "ppo,dpo", "--envs",
@@ -146,6 +147,7 @@ def test_plot_with_an_env_writes_the_rule_targets_figure(rule_file, tmp_path):
     assert (tmp_path / "p" / "rule_targets.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # 16 s on 2 cores
 def test_lpg_meta_trains_by_evolution(tmp_path, capsys):
     """The update-rule slot evolved (issue 66, item 4's machinery): TA-LPG on CartPole, on-policy (the replay is each
     update's rollouts), fitness normalised by PPO's return; two generations of 4 members run and save the rule."""

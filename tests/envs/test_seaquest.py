@@ -64,6 +64,7 @@ def test_random_play_is_gymnax_bit_for_bit(plays):
     assert np.all(largest <= MOST_ENTITIES) and largest.max() >= 2, dict(zip(COUNTS, largest.tolist(), strict=True))
 
 
+@pytest.mark.slow  # 47-56 s on 2 cores (the shared plays)
 def test_fastest_ramping_is_gymnax_bit_for_bit_and_stays_under_the_bound(plays):
     _, (mismatches, largest) = plays
     assert mismatches.tolist() == [0, 0, 0], "observations, rewards, dones differ from gymnax's"

@@ -147,6 +147,7 @@ def test_without_combine_a_run_is_bit_identical_to_before(tmp_path):
     assert list(line["task_fitness"]) == list(line["task_spread"]) == NAMES
 
 
+@pytest.mark.slow  # 25 s on 2 cores
 def test_the_es_is_told_the_mean_of_task_ranks_and_the_report_is_the_mean():
     step = GenerationStep(parse_config(RANK))
     baselines = measure_baselines(step.problem, {}, lambda message: None)

@@ -146,6 +146,7 @@ def test_the_grid_is_one_call_equal_to_each_point_alone(paired_step):
     np.testing.assert_allclose(scored.fitness, expected, rtol=1e-12)
 
 
+@pytest.mark.slow  # 27 s on 2 cores
 def test_a_tuned_run_records_its_points_and_resumes_bit_for_bit(tmp_path):
     config = tiny(fitness=TUNED, normalise="paired", generations=3, eval_every=2, checkpoint_every=1)
     run = tmp_path / "run"
@@ -212,6 +213,7 @@ def test_the_probe_says_it_cannot_probe_a_best_of_grid_fitness():
         probe(GenerationStep(parse_config(tiny(fitness=TUNED))))
 
 
+@pytest.mark.slow  # 23 s on 2 cores
 def test_the_bench_times_a_tuned_generation_against_its_untuned_twin(tmp_path):
     tuned, untuned = tmp_path / "tuned.yaml", tmp_path / "untuned.yaml"
     tuned.write_text(yaml.safe_dump(tiny(fitness=TUNED)))

@@ -392,6 +392,7 @@ def test_residual_open_at_zero_trains_as_adam():
     jax.tree.map(lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6), ours.params, adam.params)
 
 
+@pytest.mark.slow  # 18 s on 2 cores
 def test_random_meta_trains_and_differs_from_adam():
     ours, adam = trained("open", meta_seed=1), trained("adam")
     assert all(np.isfinite(x).all() for x in jax.tree.leaves(ours.params))

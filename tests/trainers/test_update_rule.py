@@ -151,6 +151,7 @@ def test_training_is_deterministic(run):
     assert not np.array_equal(np.asarray(other[1].actor_loss), np.asarray(metrics.actor_loss), equal_nan=True)
 
 
+@pytest.mark.slow  # 18 s on 2 cores
 def test_the_rule_targets_figure_draws_on_a_trained_batch(run, tmp_path):
     """issue 66, item 5's figure (`metadisco.analysis.update_rule_figures`) on the tiny run's replay: one point per
     step of each drawn trajectory, finite, the y component's sign set to rise with the return, and a PNG."""
