@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Some envs' table from a judge's committed cells, before (or without) the whole judge finishing: the cells of those
-# envs are copied, with the plan's settings restricted to them, into OUT/cells; the judge's own command, restricted to
-# those envs, resumes from them (every cell is there: nothing trains); the copies are removed after. The numbers are
+# envs are copied, with the plan's settings restricted to them, into OUT/eval/cells; the judge's own command (run.sh,
+# with PLAN_ENVS and PLAN_DIR) resumes from them (every cell is there: nothing trains); the copies are removed after. The numbers are
 # the judge's; only the across-env aggregate differs from the whole plan's eval.md (it covers these envs alone).
 #   [DEVICES=N] bash results/disco103_judged/render_envs.sh JUDGE_DIR ENV@STEPS[,ENV@STEPS...] OUT
 # DEVICES: the device count the judge ran with, where it differs from this machine's (1 on the lent GPU).
@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 JUDGE=$1 ENVS=$2 OUT=$3
 [ -f "$JUDGE/eval/cells/plan.json" ] || { echo "$JUDGE/eval/cells/plan.json not found: JUDGE_DIR is the folder holding a judge's eval/" >&2; exit 2; }
 [ ! -e "$OUT" ] || { echo "$OUT exists: remove it or give another OUT" >&2; exit 2; }
-mkdir -p "$OUT/cells"
-python - "$JUDGE/eval/cells" "$ENVS" "$OUT/cells" <<'PY'
+mkdir -p "$OUT/eval/cells"
+python - "$JUDGE/eval/cells" "$ENVS" "$OUT/eval/cells" <<'PY' || { rm -r "$OUT"; exit 2; }
 import json, shutil, sys
 from pathlib import Path
 
@@ -24,7 +24,8 @@ plan = json.loads((cells / "plan.json").read_text())
 settings = plan["settings"]
 missing = [e for e in envs if e not in settings["configs"]]
 if missing:
-    sys.exit(f"{', '.join(missing)} not in the judge's plan (it has {', '.join(settings['configs'])})")
+    print(f"{', '.join(missing)} not in the judge's plan (it has {', '.join(settings['configs'])})", file=sys.stderr)
+    sys.exit(2)
 settings["configs"] = {e: c for e, c in settings["configs"].items() if e in envs}
 for algorithm, by_env in settings.get("other_algorithms", {}).items():
     settings["other_algorithms"][algorithm] = {e: c for e, c in by_env.items() if e in envs}
@@ -35,6 +36,5 @@ for path in copied:
     shutil.copy(path, out / path.name)
 print(f"{len(copied)} cells of {', '.join(envs)}", file=sys.stderr)
 PY
-metadisco --no-progress ${DEVICES:+--devices $DEVICES} evaluate disco103=runs/disco103.msgpack --baselines ppo,dpo --envs "$ENVS" \
-  --seeds 16 --seed 2000 --tune lr=3e-4,1e-3,3e-3,1e-2 --eval-episodes 16 --resume --out "$OUT" 2>&1 | tee "$OUT.txt"
-rm -r "$OUT/cells"
+PLAN_ENVS=$ENVS PLAN_DIR=$OUT bash results/disco103_judged/run.sh
+rm -r "$OUT/eval/cells"

@@ -11,6 +11,7 @@
 #   bash results/disco103_judged/run.sh [disco_103.npz]      (rerun until it prints the table; --resume keeps cells)
 # PLAN_ENVS and PLAN_DIR, when set, run the same plan on other envs into another folder: the CPU-sized piece declared
 # in minatar_cpu/run.sh (session 46). Unset, this is the plan as declared. (Not OUT: a device machine sets that.)
+# DEVICES, when set, is the device count (render_envs.sh: to resume cells a judge wrote on another count).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 weights=${1:-../shared/data/disco103/disco_103.npz}
@@ -19,7 +20,7 @@ ENVS=${PLAN_ENVS:-Catch-bsuite@58000,Breakout-MinAtar@1000000,SpaceInvaders-MinA
 RULE=runs/disco103.msgpack  # the imported weights (3 MB, DeepMind's) stay out of the repository: runs/ is ignored
 mkdir -p runs
 [ -f "$RULE" ] || metadisco import --format disco103 "$weights" --out "$RULE"
-${PIECE_TIMEOUT:+timeout --signal=TERM $PIECE_TIMEOUT} metadisco --no-progress evaluate \
+${PIECE_TIMEOUT:+timeout --signal=TERM $PIECE_TIMEOUT} metadisco --no-progress ${DEVICES:+--devices $DEVICES} evaluate \
   "disco103=$RULE" --baselines ppo,dpo \
   --envs "$ENVS" \
   --seeds 16 --seed 2000 --tune lr=3e-4,1e-3,3e-3,1e-2 --eval-episodes 16 --resume \
