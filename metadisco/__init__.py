@@ -4,9 +4,9 @@ The public API, for scripts and notebooks (the README's examples and `results/` 
 
     objectives   Objective, BUILTIN_OBJECTIVES, resolve_objective (a built-in name or an objective file),
                  load_objective, save_objective, Progress, DRIFTS, VALUE_LOSSES, OPTIMIZERS, UPDATE_RULES
-    training     TrainConfig, get_preset, make_trainer, make_train, hyper_of, static_of (traced / static
-                 settings), train_seeds, resolve_config, seed_keys, final_return, mean_return, make_env,
-                 random_policy_return
+    training     TrainConfig, get_preset, Algorithm, get_algorithm, register_algorithm, make_trainer, make_train,
+                 hyper_of, static_of (traced / static settings), train_seeds, resolve_config, seed_keys,
+                 final_return, mean_return, make_env, random_policy_return
     meta         load_config, parse_config, meta_train, GenerationStep, measure_baselines, RunDir
     evaluation   evaluate, stats (IQM, bootstrap CIs, P(X > Y))
     set-up       use_all_cores (one XLA device per CPU core; call before the first JAX computation)
@@ -38,6 +38,9 @@ _PUBLIC = {
     # training
     "TrainConfig": "metadisco.trainers.config",
     "get_preset": "metadisco.trainers.config",
+    "Algorithm": "metadisco.trainers.algorithm",
+    "get_algorithm": "metadisco.trainers.algorithm",
+    "register_algorithm": "metadisco.trainers.algorithm",
     "make_trainer": "metadisco.trainers",
     "make_train": "metadisco.trainers",
     "hyper_of": "metadisco.trainers.hyper",

@@ -30,18 +30,20 @@ class Training:
 
     def per_algorithm(self, algorithms: list[str]) -> dict[str, Training]:
         """{algorithm: Training} for methods of `algorithms`: with several, each takes only the changes its
-        algorithm reads (`metadisco.trainers.config.READ_BY`: e.g. replay_batch goes to update_rule, ent_coef to
+        algorithm reads (`metadisco.trainers.algorithm.readers`: e.g. replay_batch goes to update_rule, ent_coef to
         ppo); a change that none of them reads is a `SettingError`."""
         from metadisco.core.errors import SettingError
-        from metadisco.trainers.config import READ_BY, parse_overrides
+        from metadisco.trainers.algorithm import readers
+        from metadisco.trainers.config import parse_overrides
 
         if len(algorithms) == 1:
             return {algorithms[0]: self}
         changes = dict(self.overrides) if isinstance(self.overrides, Mapping) else parse_overrides(self.overrides)
-        unread = [k for k in changes if not set(READ_BY.get(k, algorithms)) & set(algorithms)]
+        read_by = {k: readers(k) or tuple(algorithms) for k in changes}
+        unread = [k for k in changes if not set(read_by[k]) & set(algorithms)]
         if unread:
-            raise SettingError(f"{unread[0]} is a setting of algorithm {' and '.join(READ_BY[unread[0]])}, which "
+            raise SettingError(f"{unread[0]} is a setting of algorithm {' and '.join(read_by[unread[0]])}, which "
                                f"none of these methods trains with ({', '.join(algorithms)})", ("overrides",))
-        return {a: replace(self, overrides={k: v for k, v in changes.items() if a in READ_BY.get(k, (a,))})
+        return {a: replace(self, overrides={k: v for k, v in changes.items() if a in read_by[k]})
                 for a in algorithms}
 

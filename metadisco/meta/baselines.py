@@ -30,6 +30,7 @@ from metadisco.meta import paired
 from metadisco.meta.fitness import ppo_gap
 from metadisco.parallel import hosts, sharding
 from metadisco.runs import baseline_cache
+from metadisco.trainers.algorithm import get_algorithm
 from metadisco.trainers.config import config_to_dict
 from metadisco.trainers.metrics import reduce_fitness
 
@@ -133,16 +134,16 @@ def measure_normalisers(problem, cached: dict[str, float], say: Callable[[str], 
         elif env in cached:
             out[env] = float(cached[env])
         else:
-            # PPO's return, or PQN's for a TD objective (its trainer's own baseline); a learned update rule has no
-            # handcrafted twin, so PPO's, with PPO's preset for the env at the task's length.
-            algorithm = task.train_config.algorithm
+            # The return of the algorithm's handcrafted control (`Algorithm.control`: PPO's, PQN's for a TD
+            # objective, DQN's); a control of another algorithm (a learned update rule's is PPO) trains with that
+            # algorithm's preset for the env at the task's length.
+            baseline = BUILTIN_OBJECTIVES[get_algorithm(task.train_config.algorithm).control]
+            algorithm = baseline.algorithm
             train_config = task.train_config
-            if algorithm == "update_rule":
+            if algorithm != task.train_config.algorithm:
                 from metadisco.runs.seeds import resolve_config
 
-                algorithm = "ppo"
-                train_config = resolve_config(env, None, {}, task.train_config.total_timesteps, "ppo")
-            baseline = BUILTIN_OBJECTIVES[algorithm]
+                train_config = resolve_config(env, None, {}, task.train_config.total_timesteps, algorithm)
 
             def measure(env=env, algorithm=algorithm, baseline=baseline, train_config=train_config):
                 say(f"measuring the {algorithm.upper()} baseline on {env} ({config.baseline_seeds} seeds)")

@@ -34,7 +34,7 @@ import numpy as np
 
 from metadisco.core.coerce import check_float, coerce
 from metadisco.core.errors import UserError, shorten, unknown_name_error
-from metadisco.trainers.config import DEFAULT, READ_BY, Hyper
+from metadisco.trainers.config import DEFAULT, Hyper
 from metadisco.trainers.hyper import hyper_of, with_values
 from metadisco.trainers.hyper_space import NATURAL_LOG
 
@@ -174,10 +174,13 @@ def check_against_tasks(search: HyperSearch, tasks: list[tuple[str, Any]], algor
     """Checks that need the tasks' resolved trainer configs (`tasks`: [(label, TrainConfig)]): a setting the
     algorithm ignores, a task whose own value a log scale cannot move (0), or one outside `low` / `high` (then
     u = 0 would not be the task's value)."""
+    from metadisco.trainers.algorithm import readers
+
     for s in search.searched:
-        if algorithm not in READ_BY.get(s.name, (algorithm,)):
+        owners = readers(s.name)
+        if owners and algorithm not in owners:
             raise UserError(f"hyper.{s.name}: algorithm {algorithm} ignores {s.name}; it is a setting of "
-                            f"{' and '.join(READ_BY[s.name])}")
+                            f"{' and '.join(owners)}")
         lo, hi = s.bounds
         for label, config in tasks:
             own = float(getattr(config, s.name))

@@ -5,8 +5,10 @@ rule, with one meta-parameter pytree.
 {"drift": ..., "value_loss": ..., "optimizer": ...}, each entry empty for a handcrafted piece. A TD objective
 (PQN's) also has a `trace` slot, and {"trace": ...} in its meta-parameters: an objective without one is a
 policy-optimisation objective, as every objective before the trace slot existed, and its files are unchanged.
-The trace slot is what says which trainer an objective is for (`algorithm`): the PQN trainer uses the value
-loss (as its TD loss), the optimiser and the trace, and has no policy, so no use for the drift.
+An objective names the algorithm that trains it (`algorithm`, `metadisco.trainers.algorithm`); one that names
+none is inferred from its slots (`inferred_algorithm`): a trace slot means PQN, which uses the value loss (as its
+TD loss), the optimiser and the trace, and has no policy, so no use for the drift. DQN's objectives name theirs
+(`algorithm: {kind: dqn}` in a spec).
 
 An update-rule objective (`update_rule: {kind: disco}`) is the rule alone: the rule writes the agent's whole loss,
 so it has no drift, value loss or optimiser (its trainer, `metadisco.trainers.update_rule`, is algorithm
@@ -33,8 +35,15 @@ class Objective:
     optimizer: Piece = field(default_factory=lambda: OPTIMIZERS.make("adam"))
     trace: Piece | None = None  # a TD objective's (PQN's) lambda per step; None for policy optimisation
     update_rule: Piece | None = None  # a learned update rule, which replaces every other piece
+    # The algorithm that trains it (`metadisco.trainers.algorithm`); "" infers it from the slots
+    # (`inferred_algorithm`), so that every objective file written before objectives named theirs reads the same.
+    algorithm: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.algorithm, str):
+            raise UserError(f"an objective's algorithm must be a name, got {shorten(self.algorithm)}")
+        if not self.algorithm:
+            object.__setattr__(self, "algorithm", self.inferred_algorithm())
         if self.update_rule is not None:
             others = [slot for slot, piece in (("drift", self.drift), ("value_loss", self.value_loss),
                                                ("optimizer", self.optimizer), ("trace", self.trace))
@@ -49,10 +58,9 @@ class Objective:
         pieces = {"drift": self.drift, "value_loss": self.value_loss, "optimizer": self.optimizer}
         return pieces if self.trace is None else {**pieces, "trace": self.trace}
 
-    @property
-    def algorithm(self) -> str:
-        """The trainer this objective is for (`metadisco.trainers`): "update_rule" with an update rule, "pqn" with a
-        trace slot, else "ppo"."""
+    def inferred_algorithm(self) -> str:
+        """The algorithm an objective that names none is for: "update_rule" with an update rule, "pqn" with a trace
+        slot, else "ppo"."""
         if self.update_rule is not None:
             return "update_rule"
         return "ppo" if self.trace is None else "pqn"
@@ -64,7 +72,7 @@ class Objective:
         `dpo` or `learned_dpo` drift, "PQN" for a TD objective, the rule's own for an update rule)."""
         if self.update_rule is not None:
             return self.update_rule.baseline
-        return "PQN" if self.trace is not None else self.drift.baseline
+        return self.drift.baseline if self.algorithm == "ppo" else self.algorithm.upper()
 
     def describe_baseline(self) -> str:
         """`baseline` in words, naming where it differs from the method's own: a learned value loss is a residual
@@ -77,9 +85,13 @@ class Objective:
 
     def to_spec(self) -> dict[str, dict]:
         """A plain-data description: `{slot: {"kind": name, **options}}`, with `"plugin": module` for a piece that a
-        plugin defined (`metadisco.core.plugins`)."""
-        return {slot: {"kind": piece.name, **({"plugin": piece.plugin} if piece.plugin else {}), **piece.options()}
+        plugin defined (`metadisco.core.plugins`), and `"algorithm": {"kind": name}` where the algorithm is not
+        the one the slots imply (`inferred_algorithm`)."""
+        spec = {slot: {"kind": piece.name, **({"plugin": piece.plugin} if piece.plugin else {}), **piece.options()}
                 for slot, piece in self.pieces().items()}
+        if self.algorithm != self.inferred_algorithm():
+            spec["algorithm"] = {"kind": self.algorithm}
+        return spec
 
     def to_plain(self) -> dict[str, dict]:
         """The short spec a config file shows: only the slots, and in them the options, that differ from the
@@ -88,6 +100,9 @@ class Objective:
         default = Objective().to_spec()
         out = {}
         for slot, spec in self.to_spec().items():
+            if slot == "algorithm":
+                out[slot] = dict(spec)
+                continue
             if spec != default.get(slot):
                 kind_default = type(getattr(self, slot))().options() \
                     if slot not in default or spec["kind"] != default[slot]["kind"] \
@@ -103,10 +118,16 @@ class Objective:
     @classmethod
     def from_spec(cls, spec: dict[str, dict]) -> Objective:
         """Build from `to_spec()`'s form; missing slots take the defaults, unknown slots are errors."""
-        unknown = sorted(set(spec) - set(PIECE_REGISTRIES), key=str)
+        unknown = sorted(set(spec) - set(PIECE_REGISTRIES) - {"algorithm"}, key=str)
         if unknown:
             raise UserError(f"unknown objective slot {shorten(unknown[0])}; slots: drift, value_loss, optimizer, "
-                            "trace, update_rule")
+                            "trace, update_rule (and algorithm: {kind: NAME})")
+        spec = dict(spec)
+        algorithm = spec.pop("algorithm", None)
+        if algorithm is not None and (not isinstance(algorithm, dict) or set(algorithm) != {"kind"}
+                                      or not isinstance(algorithm["kind"], str)):
+            raise UserError(f"objective key 'algorithm' needs {{kind: NAME}} (e.g. {{kind: dqn}}), got "
+                                f"{shorten(algorithm)}")
         pieces = {}
         for slot, piece_spec in spec.items():
             if not isinstance(piece_spec, dict) or not isinstance(piece_spec.get("kind"), str):
@@ -118,7 +139,7 @@ class Objective:
             options = {k: tuple(v) if isinstance(v, list) else v for k, v in piece_spec.items()
                        if k not in ("kind", "plugin")}
             pieces[slot] = _make(slot, piece_spec["kind"], piece_spec.get("plugin"), options)
-        return cls(**pieces)
+        return cls(**pieces, algorithm=algorithm["kind"] if algorithm else "")
 
 
 def _make(slot: str, kind: str, plugin: Any, options: dict) -> Piece:
@@ -153,4 +174,7 @@ BUILTIN_OBJECTIVES: dict[str, Objective] = {
     # PQN (Gallici, Fellows et al., ICLR 2025): L2 TD loss, RAdam, Peng's Q(lambda); the drift is unused.
     "pqn": Objective(value_loss=VALUE_LOSSES.make("l2"), optimizer=OPTIMIZERS.make("radam"),
                      trace=TRACES.make("peng")),
+    # DQN (Mnih et al. 2015): the squared TD error (L2 of Q(s, a) against the target network's target) and Adam,
+    # PureJaxRL's dqn.py's; the drift is unused.
+    "dqn": Objective(value_loss=VALUE_LOSSES.make("l2"), optimizer=OPTIMIZERS.make("adam"), algorithm="dqn"),
 }

@@ -64,6 +64,7 @@ class TrainState(NamedTuple):
     update: jax.Array  # int32: updates done
     meta: Any  # the objective's meta-parameters
     hyper: Hyper  # the traced settings (float32 leaves)
+    extra: Any = None  # what an algorithm carries beside these (DQN: its replay buffer and target parameters)
 
 
 class Trainer(NamedTuple):
@@ -112,7 +113,9 @@ def trainer_envs(env, config: TrainConfig, hyper: Hyper):
 def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hyper):
     """The objective's optimiser for a trainer (`assemble_trainer`'s, for every algorithm): the traced lr,
     linearly annealed per update when `config.anneal_lr`, and the traced gradient clip."""
-    steps_per_update = config.update_epochs * config.num_minibatches
+    from metadisco.trainers.algorithm import get_algorithm
+
+    steps_per_update = get_algorithm(config.algorithm).optimizer_steps(config)
     num_updates = config.num_updates
 
     def learning_rate(count):
@@ -129,15 +132,18 @@ MakeUpdate = Callable[[Any, Hyper, Any, Any], Callable[[TrainState, None], tuple
 
 
 def assemble_trainer(config: TrainConfig, defaults: Hyper | None, env, objective: Objective, network,
-                     make_update: MakeUpdate) -> Trainer:
+                     make_update: MakeUpdate, init_extra: Callable[[Any, jax.Array], Any] | None = None) -> Trainer:
     """The `Trainer` every algorithm shares around its own update (PPO's and PQN's): `init` resets the envs and
     initialises `network` and the optimiser, `step` scans `make_update(meta, hyper, envs, optimizer)` (the state's
     meta-parameters and traced settings, the envs and optimiser they make) over k updates, `train` is `step` of
     `init` over every update. `config` is static, `defaults` its traced values or None
-    (`metadisco.trainers.hyper.split_config`)."""
+    (`metadisco.trainers.hyper.split_config`). `init_extra(params, obs) -> TrainState.extra`, when given, makes
+    what the algorithm carries beside the shared state (it draws no key: the shared state's keys stay those of
+    every algorithm)."""
 
     def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        return initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
+        state = initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
+        return state if init_extra is None else state._replace(extra=init_extra(state.params, state.obs))
 
     def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:
         meta, hyper = state.meta, state.hyper

@@ -7,13 +7,12 @@ a pytree argument, `train(key, meta, hyper)`, so one compiled program serves eve
 the ES can vary them. The rest fix shapes or the program's structure (env count, rollout length, epochs,
 minibatches, network, annealing on or off, normalisation) and are static under `jax.jit` (the config is
 hashable). `metadisco.trainers.hyper.static_of(config)` blanks the traced fields: the key of a compiled program.
-`algorithm` picks the trainer (`metadisco.trainers`): PPO / mirror learning (the default), PQN, or a learned update
-rule's (`update_rule`); all take the same `Hyper` (PQN reads lr, gamma, gae_lambda, max_grad_norm and ignores the
-PPO-only ent_coef, vf_coef; an update rule reads lr, gamma and gae_lambda). A setting only some algorithms read
-(`READ_BY`) must keep its default under the others. PPO's
-presets follow PureJaxRL's settings (Lu et al. 2022, github.com/luchris429/purejaxrl); PQN's (the `pqn_*` presets)
-follow the published configs of PQN's authors (Gallici, Fellows et al., ICLR 2025, github.com/mttga/purejaxql,
-purejaxql/config/alg/pqn_*.yaml), each number's source given beside the preset.
+`algorithm` names the trainer: a registered algorithm (`metadisco.trainers.algorithm`: PPO / mirror learning,
+the default, PQN, DQN, a learned update rule's). Each algorithm's module holds its presets, each number's source
+beside it, and says which of the fields read by only some algorithms it reads (`Algorithm.reads`): under another
+algorithm such a field must keep its default. An algorithm's own static settings that no other reads live in its
+module (`Algorithm.options`) and travel in `algorithm_options`; `--set NAME=VALUE` and a task's `train` section
+address them by name like any field.
 """
 
 from __future__ import annotations
@@ -93,6 +92,20 @@ class TrainConfig:
     replay_capacity: int = 1024
     replay_batch: int = 64
     max_abs_update: float = 1.0
+    # The algorithm's own settings (`Algorithm.options`), as sorted (name, value) pairs of those that differ from
+    # their defaults; read them as `config.options`.
+    algorithm_options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def options(self):
+        """The algorithm's own settings (its `Algorithm.options` dataclass, `algorithm_options` applied), or None
+        for an algorithm without any."""
+        from metadisco.trainers.algorithm import get_algorithm
+
+        algorithm = get_algorithm(self.algorithm)
+        if algorithm.options is None:
+            return None
+        return algorithm.options(**dict(self.algorithm_options))
 
     @property
     def batch_size(self) -> int:
@@ -132,7 +145,12 @@ class TrainConfig:
         if self.num_updates > INT32_MAX:
             raise UserError(f"timesteps {shorten(self.total_timesteps)} gives {self.num_updates:,} updates of "
                             f"{self.batch_size} steps; at most {INT32_MAX:,} (the update loop counts in int32)")
-        if self.batch_size % self.num_minibatches and self.algorithm != "update_rule":
+        from metadisco.trainers.algorithm import get_algorithm, not_read_error, option_names, readers
+
+        if self.algorithm not in (a := _algorithm_names()):
+            raise unknown_name_error("algorithm", str(self.algorithm), a)
+        algorithm = get_algorithm(self.algorithm)
+        if self.batch_size % self.num_minibatches and "num_minibatches" in algorithm.reads:
             raise UserError(
                 f"num_envs x num_steps = {self.batch_size} must divide by num_minibatches "
                 f"= {self.num_minibatches}"
@@ -153,8 +171,6 @@ class TrainConfig:
             raise UserError(f"hidden_sizes must be positive integers, got {shorten(self.hidden_sizes)}")
         for h in self.hidden_sizes:
             check_int("hidden_sizes", h, 1, INT32_MAX, "an int32 size under jit")
-        if self.algorithm not in ALGORITHMS:
-            raise unknown_name_error("algorithm", str(self.algorithm), ALGORITHMS)
         for name in ("eps_start", "eps_finish"):
             check_float(name, getattr(self, name), 0.0, 1.0)
         check_float("eps_decay", self.eps_decay, 0.0, 1.0, lo_open=True)
@@ -164,17 +180,23 @@ class TrainConfig:
                 raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
             check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
         check_float("max_abs_update", self.max_abs_update, 0.0, lo_open=True)
-        for name, readers in READ_BY.items():
-            if self.algorithm not in readers and getattr(self, name) is not None \
+        for name in OPTIONAL_FIELDS:
+            owners = readers(name)
+            if owners and self.algorithm not in owners and getattr(self, name) is not None \
                     and getattr(self, name) != getattr(DEFAULT, name):
-                raise UserError(f"{name} is a setting of algorithm {' and '.join(sorted(readers))}, not of "
-                                f"{self.algorithm}; leave it out, or use algorithm={sorted(readers)[0]}")
-        if self.algorithm == "update_rule" and max(self.replay_batch, self.num_envs) > self.replay_capacity:
-            raise UserError(f"replay_capacity {self.replay_capacity} must hold replay_batch {self.replay_batch} "
-                            f"and num_envs {self.num_envs} trajectories")
-        if self.algorithm == "update_rule" and self.num_steps < 2:
-            raise UserError("num_steps must be at least 2 for algorithm update_rule: a trajectory needs a step and "
-                            "the one after it")
+                raise not_read_error(name, self.algorithm)
+        if not isinstance(self.algorithm_options, tuple) or not all(
+                isinstance(p, tuple) and len(p) == 2 for p in self.algorithm_options):
+            raise UserError(f"algorithm_options must be (name, value) pairs, got {shorten(self.algorithm_options)}")
+        own = option_names(algorithm)
+        for name, _ in self.algorithm_options:
+            if name not in own:
+                raise not_read_error(name, self.algorithm)
+        if algorithm.options is not None:
+            options = self.options
+            if hasattr(options, "validate"):
+                options.validate()
+        algorithm.check_config(self)
         check_trainer_fits(self, 1, "one training run")
         return self
 
@@ -191,15 +213,20 @@ class TrainConfig:
 
 ACTIVATIONS = ("tanh", "relu")
 MAX_EVAL_EPISODES = 4096
-ALGORITHMS = ("ppo", "pqn", "update_rule")
-# Settings that only some algorithms read: under the others they must keep their defaults.
-READ_BY = {
-    **dict.fromkeys(("ent_coef", "vf_coef"), ("ppo",)),
-    **dict.fromkeys(("eps_start", "eps_finish", "eps_decay", "reward_scale"), ("pqn",)),
-    **dict.fromkeys(("update_epochs", "num_minibatches", "max_grad_norm"), ("ppo", "pqn")),
-    **dict.fromkeys(("replay_capacity", "replay_batch", "max_abs_update"), ("update_rule",)),
-}
+# The fields that only some algorithms read (each algorithm lists those it reads in `Algorithm.reads`).
+OPTIONAL_FIELDS = ("ent_coef", "vf_coef", "eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs",
+                   "num_minibatches", "max_grad_norm", "replay_capacity", "replay_batch", "max_abs_update")
+# Of those, the ones every config's record (`config_to_dict`) holds whatever its algorithm: 0.1.0's records (the
+# baseline cache's keys, eval.json's settings) had them, and a record that changed would miss its cache entry.
+ALWAYS_RECORDED = ("ent_coef", "vf_coef", "eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs",
+                   "num_minibatches", "max_grad_norm")
 DEFAULT = TrainConfig()
+
+
+def _algorithm_names() -> list[str]:
+    from metadisco.trainers.algorithm import algorithm_names
+
+    return algorithm_names()
 
 # Settings that left TrainConfig, and where they went: naming one is a one-line error that says so.
 MOVED = {
@@ -213,93 +240,45 @@ def check_not_moved(key: str) -> None:
     if key in MOVED:
         raise UserError(MOVED[key])
 
-PRESETS: dict[str, TrainConfig] = {
-    # CartPole, Acrobot, Pendulum, bsuite, misc: PureJaxRL's CartPole settings.
-    "classic": TrainConfig(),
-    "minatar": TrainConfig(
-        num_envs=64, num_steps=128, total_timesteps=10_000_000, num_minibatches=8, lr=5e-3,
-        activation="relu",
-    ),
-    "brax": TrainConfig(
-        num_envs=2048, num_steps=10, total_timesteps=50_000_000, num_minibatches=32, lr=3e-4,
-        anneal_lr=False, ent_coef=0.0, hidden_sizes=(256, 256), normalize_obs=True, normalize_reward=True,
-    ),
-    # Craftax's PPO baseline (Matthews et al., ICML 2024; MichaelTMatthews/Craftax_Baselines ppo.py defaults and
-    # models/actor_critic.py ActorCritic): 1024 envs x 64 steps, 1e9 steps, 4 epochs x 8 minibatches, lr 2e-4
-    # annealed, gamma 0.99, GAE lambda 0.8, entropy 0.01, max grad norm 1, 3 x 512 tanh towers. Not theirs:
-    # optimistic resets.
-    "craftax": TrainConfig(
-        num_envs=1024, num_steps=64, total_timesteps=1_000_000_000, update_epochs=4, num_minibatches=8, lr=2e-4,
-        gae_lambda=0.8, max_grad_norm=1.0, hidden_sizes=(512, 512, 512),
-    ),
-    # PQN, mttga/purejaxql purejaxql/config/alg/pqn_cartpole.yaml (commit 970ecce): 32 envs x 64 steps, 5e5
-    # steps, 4 epochs x 16 minibatches, lr 1e-4 linearly decayed, eps 1.0 -> 0.2 over 20% of the updates, 2 x 256
-    # LayerNorm ReLU MLP, max grad norm 10, reward scale 0.1, gamma 0.99, lambda 0.95; RAdam (pqn_gymnax.py, the
-    # built-in objective `pqn`'s optimiser).
-    "pqn_classic": TrainConfig(
-        algorithm="pqn", num_envs=32, num_steps=64, total_timesteps=500_000, update_epochs=4, num_minibatches=16,
-        gamma=0.99, gae_lambda=0.95, lr=1e-4, anneal_lr=True, max_grad_norm=10.0, hidden_sizes=(256, 256),
-        activation="relu", eps_start=1.0, eps_finish=0.2, eps_decay=0.2, reward_scale=0.1,
-    ),
-    # PQN, purejaxql/config/alg/pqn_minatar.yaml (commit 0cd95ed): 128 envs x 32 steps, 1e7 steps, 2 epochs x 32
-    # minibatches, lr 5e-4 decayed, eps 1.0 -> 0.05 over 10%, max grad norm 10, gamma 0.99, lambda 0.65, reward
-    # scale 1. The network is not theirs: pqn_minatar.py has a CNN (Conv 16 3x3 -> LayerNorm -> Dense 128 ->
-    # LayerNorm); metadisco's envs flatten MinAtar's grid, so this is a 2 x 128 LayerNorm ReLU MLP.
-    "pqn_minatar": TrainConfig(
-        algorithm="pqn", num_envs=128, num_steps=32, total_timesteps=10_000_000, update_epochs=2,
-        num_minibatches=32, gamma=0.99, gae_lambda=0.65, lr=5e-4, anneal_lr=True, max_grad_norm=10.0,
-        hidden_sizes=(128, 128), activation="relu", eps_start=1.0, eps_finish=0.05, eps_decay=0.1,
-    ),
-    # PQN, purejaxql/config/alg/pqn_craftax.yaml (commit c5aa074): 1024 envs x 1 step, 1e9 steps, 1 epoch x 1
-    # minibatch, lr 1e-4 decayed, eps 0.1 -> 0.005 over 20%, 4 x 1024 LayerNorm MLP, max grad norm 1, gamma
-    # 0.99, lambda 0 (one-step targets). NORM_INPUT (a BatchNorm on the input) becomes running observation
-    # normalisation here; their optimistic resets are not reproduced.
-    "pqn_craftax": TrainConfig(
-        algorithm="pqn", num_envs=1024, num_steps=1, total_timesteps=1_000_000_000, update_epochs=1,
-        num_minibatches=1, gamma=0.99, gae_lambda=0.0, lr=1e-4, anneal_lr=True, max_grad_norm=1.0,
-        hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True, eps_start=0.1, eps_finish=0.005,
-        eps_decay=0.2,
-    ),
-    # A learned update rule, DiscoRL's eval notebook (google-deepmind/disco_rl colabs/eval.ipynb, commit 9059a29) on
-    # Catch: 2 envs x 29 steps per update, one learner step on 64 trajectories from a FIFO replay of 1024 (each
-    # trajectory replayed 32 times on average), 1000 updates, lr 1e-2 constant, Adam clipped element-wise at 1;
-    # Disco103's discount 0.997 and lambda 0.95 (agent.get_settings_disco); its 512-512 ReLU MLP agent.
-    "update_rule_classic": TrainConfig(
-        algorithm="update_rule", num_envs=2, num_steps=29, total_timesteps=58_000, lr=1e-2, anneal_lr=False,
-        gamma=0.997, gae_lambda=0.95, hidden_sizes=(512, 512), activation="relu",
-    ),
-    # Not DeepMind's (its released code runs Catch only): MinAtar with the same learner (64 trajectories of 29
-    # steps a step, replay of 1024, Disco103's agent), 16 envs per update (each trajectory replayed 4 times on
-    # average), 1e7 steps as PPO's MinAtar preset, lr 3e-4 (agent.py's default) constant.
-    "update_rule_minatar": TrainConfig(
-        algorithm="update_rule", num_envs=16, num_steps=29, total_timesteps=10_000_000, lr=3e-4, anneal_lr=False,
-        gamma=0.997, gae_lambda=0.95, hidden_sizes=(512, 512), activation="relu",
-    ),
-}
+def family_of(env_id: str) -> str:
+    """The env family whose presets an env id gets: brax, minatar, craftax, or classic (everything else)."""
+    if env_id.startswith("brax/"):
+        return "brax"
+    if env_id.endswith("-MinAtar"):
+        return "minatar"
+    if env_id.startswith("craftax/"):
+        return "craftax"
+    return "classic"
 
 
 def default_preset_name(env_id: str, algorithm: str = "ppo") -> str:
-    """The preset an env id gets when none is named: its family's, for `algorithm` ("pqn" prefixes it)."""
-    if env_id.startswith("brax/"):
-        family = "brax"
-    elif env_id.endswith("-MinAtar"):
-        family = "minatar"
-    elif env_id.startswith("craftax/"):
-        family = "craftax"
-    else:
-        family = "classic"
-    if algorithm == "ppo":
-        return family
-    if f"{algorithm}_{family}" not in PRESETS:
+    """The preset an env id gets when none is named: its family's, for `algorithm` (`Algorithm.presets`)."""
+    from metadisco.trainers.algorithm import get_algorithm
+
+    algo = get_algorithm(algorithm)
+    family = family_of(env_id)
+    if family not in algo.presets:
         raise UserError(f"algorithm {algorithm} has no preset for {env_id} ({family} envs); presets: "
-                        f"{', '.join(n for n in PRESETS if n.startswith(algorithm + '_'))}")
-    return f"{algorithm}_{family}"
+                        f"{', '.join(algo.preset_name(f) for f in algo.presets)}")
+    return algo.preset_name(family)
+
+
+def preset_names() -> list[str]:
+    """Every preset's name: each registered algorithm's, in registration order."""
+    from metadisco.trainers.algorithm import presets
+
+    return list(presets())
 
 
 def get_preset(name: str) -> TrainConfig:
-    if name not in PRESETS:
-        raise unknown_name_error("preset", name, list(PRESETS))
-    return PRESETS[name]
+    """The preset `name` (`preset_names()`): an algorithm's settings for one env family, each number's source
+    beside it in the algorithm's module (`classic`, `minatar`, `brax`, `craftax` are PPO's)."""
+    from metadisco.trainers.algorithm import presets
+
+    known = presets()
+    if name not in known:
+        raise unknown_name_error("preset", name, list(known))
+    return known[name]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -307,13 +286,21 @@ def get_preset(name: str) -> TrainConfig:
 
 
 def train_setting(key: str, value: typing.Any, label: str | None = None) -> typing.Any:
-    """`value` (plain data: YAML, or a --set value read as YAML) as the type of TrainConfig field `key`, by the
-    one coercion engine (`metadisco.core.coerce.coerce`); an unknown or moved key is a `UserError`."""
+    """`value` (plain data: YAML, or a --set value read as YAML) as the type of TrainConfig field `key`, or of an
+    algorithm's own option `key` (`Algorithm.options`), by the one coercion engine (`metadisco.core.coerce.coerce`);
+    an unknown or moved key is a `UserError`."""
+    from metadisco.trainers.algorithm import all_algorithms, option_names, option_owner
+
     check_not_moved(key)
     hints = typing.get_type_hints(TrainConfig)
-    if key not in hints:
-        raise unknown_name_error("setting", key, [f.name for f in fields(TrainConfig)])
-    return coerce(value, hints[key], label or key)
+    if key in hints and key != "algorithm_options":
+        return coerce(value, hints[key], label or key)
+    owner = option_owner(key)
+    if owner is None:
+        known = [f.name for f in fields(TrainConfig) if f.name != "algorithm_options"]
+        known += [n for a in all_algorithms() for n in option_names(a)]
+        raise unknown_name_error("setting", key, known)
+    return coerce(value, typing.get_type_hints(owner.options)[key], label or key)
 
 
 def parse_overrides(assignments) -> dict[str, typing.Any]:
@@ -330,22 +317,52 @@ def parse_overrides(assignments) -> dict[str, typing.Any]:
 def apply_overrides(config: TrainConfig, overrides) -> TrainConfig:
     """Return `config` with `overrides` applied: 'key=value' strings, or a mapping of typed values (a task's
     `train` section); unknown keys and malformed values are `UserError`s."""
+    from metadisco.trainers.algorithm import get_algorithm, option_names
+
     changes = dict(overrides) if isinstance(overrides, Mapping) else parse_overrides(overrides)
-    return replace(config, **changes)
+    field_names = {f.name for f in fields(TrainConfig)}
+    own = {k: changes.pop(k) for k in list(changes) if k not in field_names}
+    config = replace(config, **changes)
+    if not own and not config.algorithm_options:
+        return config
+    options = {**dict(config.algorithm_options), **own}
+    try:
+        algorithm = get_algorithm(config.algorithm)
+    except UserError:
+        return config  # validate() names the unknown algorithm
+    if "algorithm" in changes:  # another algorithm's options are not carried over to this one
+        options = {k: v for k, v in options.items() if k in option_names(algorithm) or k in own}
+    return replace(config, algorithm_options=canonical_options(algorithm, options))
+
+
+def canonical_options(algorithm, options: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """`options` as `TrainConfig.algorithm_options`: sorted (name, value) pairs of those that differ from the
+    algorithm's defaults, so that two configs of one program are equal (a compiled program's key). A name the
+    algorithm lacks is kept, for `TrainConfig.validate` to name."""
+    defaults = {} if algorithm.options is None else dataclasses.asdict(algorithm.options())
+    return tuple(sorted((k, v) for k, v in options.items() if k not in defaults or defaults[k] != v))
 
 
 def config_to_dict(config: TrainConfig) -> dict:
-    """The config as plain data. `eval_episodes` appears only when set, and the replay settings only for algorithm
-    update_rule: the records of every other config (baseline-cache keys, eval.json settings) stay as they were
-    before those fields existed."""
-    out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()}
+    """The config as plain data, the algorithm's own options beside the fields. `eval_episodes` appears only when
+    set, and a field that only some algorithms read only when the config's algorithm reads it (but for
+    `ALWAYS_RECORDED`): the records of older configs (baseline-cache keys, eval.json settings) stay as they were."""
+    from metadisco.trainers.algorithm import readers
+
+    out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
+           if k != "algorithm_options"}
     if not out["eval_episodes"]:
         del out["eval_episodes"]
-    if config.algorithm != "update_rule":
-        for name in READ_BY:
-            if "update_rule" in READ_BY[name] and len(READ_BY[name]) == 1:
-                del out[name]
+    for name in OPTIONAL_FIELDS:
+        if name not in ALWAYS_RECORDED and config.algorithm not in (readers(name) or (config.algorithm,)):
+            del out[name]
+    if config.options is not None:
+        out.update(plain_options(config.options))
     return out
+
+
+def plain_options(options) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(options).items()}
 
 
 def train_settings(value: Any, path: str) -> Settings:

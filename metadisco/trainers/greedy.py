@@ -27,7 +27,6 @@ from metadisco.envs.core import VecEnv
 from metadisco.envs.wrappers import NormState, RunningMoments
 from metadisco.trainers.base import Trainer, TrainResult
 from metadisco.trainers.config import TrainConfig
-from metadisco.trainers.networks import make_network, make_q_network
 
 DEFAULT_EVAL_EPISODES = 16  # DiscoBench's and OPEN's count per trained agent
 MAX_EPISODE_STEPS = 100_000  # every built-in env has a time limit far below this; a plugin's may not
@@ -45,24 +44,11 @@ def observation_moments(env_state: Any) -> RunningMoments | None:
 
 
 def mode_action_fn(config: TrainConfig, env, objective=None) -> Callable[[Any, jax.Array], jax.Array]:
-    """(params, obs [n, obs_dim]) -> the agent's most likely action [n] or [n, action_dim]; an update rule's agent
-    is the objective's (`UpdateRule.agent`, whose outputs have "logits")."""
-    if config.algorithm == "update_rule":
-        if objective is None or objective.update_rule is None:
-            raise ValueError("the mode of an update rule's agent needs the objective that names the rule")
-        agent = objective.update_rule.agent(env.spec.action_size, config.hidden_sizes, config.activation)
-        return lambda params, obs: jnp.argmax(agent.apply(params, obs)["logits"], axis=-1).astype(jnp.int32)
-    if config.algorithm == "pqn":
-        q_network = make_q_network(env.spec, config.hidden_sizes, config.activation)
-        return lambda params, obs: jnp.argmax(q_network.apply(params, obs), axis=-1).astype(jnp.int32)
-    network = make_network(env.spec, config.hidden_sizes, config.activation)
-    if env.spec.discrete:
-        return lambda params, obs: jnp.argmax(
-            network.apply(params, obs, method=network.policy).logits_or_mean, axis=-1).astype(jnp.int32)
-    low = jnp.asarray(env.spec.action_low, jnp.float32)
-    high = jnp.asarray(env.spec.action_high, jnp.float32)
-    return lambda params, obs: jnp.clip(network.apply(params, obs, method=network.policy).logits_or_mean,
-                                        low, high)
+    """(params, obs [n, obs_dim]) -> the agent's most likely action [n] or [n, action_dim], as its algorithm
+    defines it (`Algorithm.mode_action`; an update rule's agent is the objective's)."""
+    from metadisco.trainers.algorithm import get_algorithm
+
+    return get_algorithm(config.algorithm).mode_action(config, env, objective)
 
 
 class _Play(NamedTuple):

@@ -9,8 +9,8 @@
 the config's own values, baked into the program as constants); the config's other fields fix the program. The
 trainer is also steppable (`make_trainer`): `init(key, meta, hyper) -> TrainState`, `step(state, k) -> (state,
 metrics of k updates)`, and `train` is exactly `step(init(...), num_updates)`, so a caller can pause, inspect,
-copy and resume agents (PBT). `make_trainer` / `make_train` dispatch on `config.algorithm`
-(`metadisco.trainers`, PQN in `metadisco.trainers.pqn`); PPO's own builder here is `make_ppo_trainer`.
+copy and resume agents (PBT). `make_trainer` / `make_train` build the trainer of `config.algorithm`
+(`metadisco.trainers.algorithm`); PPO's record is `PPO` at the end of this module, its builder `make_ppo_trainer`.
 
 The actor loss is mirror learning's -(r A - drift(r, A)); the drift, value loss and optimiser come from the
 objective and see the meta-parameters, so the same compiled function serves every member of a population.
@@ -23,10 +23,12 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import DriftInputs, OptimizerContext, ValueLossInputs
 from metadisco.rl.gae import gae
 from metadisco.rl.sgd import minibatch_epochs
+from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
@@ -153,3 +155,56 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return update
 
     return assemble_trainer(config, defaults, env, objective, network, make_update)
+
+
+def check_ppo_objective(config: TrainConfig, objective: Objective) -> None:
+    """A `UserError` unless `objective` is a policy-optimisation objective (drift, value loss, optimiser)."""
+    if objective.algorithm != "ppo":
+        name = objective.algorithm
+        raise UserError(f"this objective is for algorithm {name}; give --set algorithm={name} (or a {name}_* "
+                        f"preset), not {config.algorithm}")
+
+
+def ppo_mode_action(config: TrainConfig, env, objective: Objective | None = None):
+    """(params, obs) -> the policy's mode: argmax of the logits, or the Gaussian's mean clipped to the bounds."""
+    del objective
+    network = make_network(env.spec, config.hidden_sizes, config.activation)
+    if env.spec.discrete:
+        return lambda params, obs: jnp.argmax(
+            network.apply(params, obs, method=network.policy).logits_or_mean, axis=-1).astype(jnp.int32)
+    low = jnp.asarray(env.spec.action_low, jnp.float32)
+    high = jnp.asarray(env.spec.action_high, jnp.float32)
+    return lambda params, obs: jnp.clip(network.apply(params, obs, method=network.policy).logits_or_mean,
+                                        low, high)
+
+
+PPO = register(Algorithm(
+    name="ppo",
+    summary="PPO / mirror learning (Schulman et al. 2017; Kuba et al. 2022): the drift, value-loss and optimiser "
+            "slots",
+    build=make_ppo_trainer,
+    mode_action=ppo_mode_action,
+    control="ppo",
+    reads=("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm"),
+    check_objective=check_ppo_objective,
+    presets={
+        # CartPole, Acrobot, Pendulum, bsuite, misc: PureJaxRL's CartPole settings.
+        "classic": TrainConfig(),
+        "minatar": TrainConfig(
+            num_envs=64, num_steps=128, total_timesteps=10_000_000, num_minibatches=8, lr=5e-3,
+            activation="relu",
+        ),
+        "brax": TrainConfig(
+            num_envs=2048, num_steps=10, total_timesteps=50_000_000, num_minibatches=32, lr=3e-4,
+            anneal_lr=False, ent_coef=0.0, hidden_sizes=(256, 256), normalize_obs=True, normalize_reward=True,
+        ),
+        # Craftax's PPO baseline (Matthews et al., ICML 2024; MichaelTMatthews/Craftax_Baselines ppo.py defaults
+        # and models/actor_critic.py ActorCritic): 1024 envs x 64 steps, 1e9 steps, 4 epochs x 8 minibatches, lr 2e-4
+        # annealed, gamma 0.99, GAE lambda 0.8, entropy 0.01, max grad norm 1, 3 x 512 tanh towers. Not theirs:
+        # optimistic resets.
+        "craftax": TrainConfig(
+            num_envs=1024, num_steps=64, total_timesteps=1_000_000_000, update_epochs=4, num_minibatches=8, lr=2e-4,
+            gae_lambda=0.8, max_grad_norm=1.0, hidden_sizes=(512, 512, 512),
+        ),
+    },
+))

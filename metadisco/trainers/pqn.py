@@ -1,8 +1,8 @@
 """The PQN inner trainer: Q-learning with a LayerNorm Q-network, no target network and no replay buffer
 (Gallici, Fellows et al., "Simplifying Deep Temporal Difference Learning", ICLR 2025; mttga/purejaxql).
 
-    trainer = make_pqn_trainer(config, env, objective)     # config.algorithm == "pqn"; callers use
-                                                           # metadisco.trainers.make_trainer
+    trainer = make_pqn_trainer(config, env, objective)     # config.algorithm == "pqn" (the record `PQN`);
+                                                           # callers use metadisco.trainers.make_trainer
     result = jax.jit(trainer.train)(key, meta_params, hyper)  # the same Trainer, Metrics, TrainResult as PPO
 
 Each update: `num_envs` envs act epsilon-greedily for `num_steps` steps (epsilon decays linearly from
@@ -27,10 +27,12 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import TraceInputs, ValueLossInputs
 from metadisco.rl.q_lambda import q_lambda_returns
 from metadisco.rl.sgd import minibatch_epochs
+from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
@@ -146,3 +148,67 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         return update
 
     return assemble_trainer(config, defaults, env, objective, network, make_update)
+
+
+def check_pqn_objective(config: TrainConfig, objective: Objective) -> None:
+    """A `UserError` unless `objective` is a TD objective that PQN calls whole (value loss as TD loss, optimiser,
+    trace; a learnable drift would be evolved for nothing)."""
+    if objective.algorithm != "pqn":
+        raise UserError(f"algorithm pqn needs a TD objective (one with a trace slot), e.g. the built-in 'pqn' or "
+                        f"`trace: {{kind: peng}}` in the objective; this one is for {objective.algorithm}")
+    if getattr(objective.optimizer, "needs_context", False):
+        raise UserError(f"optimizer {objective.optimizer.name!r} reads the actor's and critic's activations, which "
+                        "only algorithm ppo gives it; use it with ppo, or another optimiser with pqn")
+    if objective.drift.learnable:
+        raise UserError(f"algorithm pqn has no policy, so it never calls the drift; the learnable drift "
+                        f"{objective.drift.name!r} would be evolved for nothing: use a handcrafted one (ppo)")
+
+
+def greedy_q_action(config: TrainConfig, env, objective: Objective | None = None):
+    """(params, obs) -> argmax_a Q(obs, a) of the Q-network (PQN's and DQN's mode)."""
+    del objective
+    q_network = make_q_network(env.spec, config.hidden_sizes, config.activation)
+    return lambda params, obs: jnp.argmax(q_network.apply(params, obs), axis=-1).astype(jnp.int32)
+
+
+PQN = register(Algorithm(
+    name="pqn",
+    summary="PQN (Gallici, Fellows et al., ICLR 2025): Q(lambda) without a target network or replay; the value-loss "
+            "(TD loss), optimiser and trace slots",
+    build=make_pqn_trainer,
+    mode_action=greedy_q_action,
+    control="pqn",
+    reads=("eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs", "num_minibatches",
+           "max_grad_norm"),
+    check_objective=check_pqn_objective,
+    presets={
+        # PQN, mttga/purejaxql purejaxql/config/alg/pqn_cartpole.yaml (commit 970ecce): 32 envs x 64 steps, 5e5
+        # steps, 4 epochs x 16 minibatches, lr 1e-4 linearly decayed, eps 1.0 -> 0.2 over 20% of the updates, 2 x 256
+        # LayerNorm ReLU MLP, max grad norm 10, reward scale 0.1, gamma 0.99, lambda 0.95; RAdam (pqn_gymnax.py, the
+        # built-in objective `pqn`'s optimiser).
+        "classic": TrainConfig(
+            algorithm="pqn", num_envs=32, num_steps=64, total_timesteps=500_000, update_epochs=4, num_minibatches=16,
+            gamma=0.99, gae_lambda=0.95, lr=1e-4, anneal_lr=True, max_grad_norm=10.0, hidden_sizes=(256, 256),
+            activation="relu", eps_start=1.0, eps_finish=0.2, eps_decay=0.2, reward_scale=0.1,
+        ),
+        # PQN, purejaxql/config/alg/pqn_minatar.yaml (commit 0cd95ed): 128 envs x 32 steps, 1e7 steps, 2 epochs x 32
+        # minibatches, lr 5e-4 decayed, eps 1.0 -> 0.05 over 10%, max grad norm 10, gamma 0.99, lambda 0.65, reward
+        # scale 1. The network is not theirs: pqn_minatar.py has a CNN (Conv 16 3x3 -> LayerNorm -> Dense 128 ->
+        # LayerNorm); metadisco's envs flatten MinAtar's grid, so this is a 2 x 128 LayerNorm ReLU MLP.
+        "minatar": TrainConfig(
+            algorithm="pqn", num_envs=128, num_steps=32, total_timesteps=10_000_000, update_epochs=2,
+            num_minibatches=32, gamma=0.99, gae_lambda=0.65, lr=5e-4, anneal_lr=True, max_grad_norm=10.0,
+            hidden_sizes=(128, 128), activation="relu", eps_start=1.0, eps_finish=0.05, eps_decay=0.1,
+        ),
+        # PQN, purejaxql/config/alg/pqn_craftax.yaml (commit c5aa074): 1024 envs x 1 step, 1e9 steps, 1 epoch x 1
+        # minibatch, lr 1e-4 decayed, eps 0.1 -> 0.005 over 20%, 4 x 1024 LayerNorm MLP, max grad norm 1, gamma
+        # 0.99, lambda 0 (one-step targets). NORM_INPUT (a BatchNorm on the input) becomes running observation
+        # normalisation here; their optimistic resets are not reproduced.
+        "craftax": TrainConfig(
+            algorithm="pqn", num_envs=1024, num_steps=1, total_timesteps=1_000_000_000, update_epochs=1,
+            num_minibatches=1, gamma=0.99, gae_lambda=0.0, lr=1e-4, anneal_lr=True, max_grad_norm=1.0,
+            hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True, eps_start=0.1, eps_finish=0.005,
+            eps_decay=0.2,
+        ),
+    },
+))

@@ -1,7 +1,7 @@
 """The trainer of an agent that a learned update rule teaches (the objective's `update_rule` piece, e.g. DiscoRL's
 Disco103: `metadisco.objectives.disco`), beside PPO's and PQN's, with the same `Trainer` and `Metrics`.
 
-    trainer = make_update_rule_trainer(config, env, objective)    # config.algorithm == "update_rule"
+    trainer = make_update_rule_trainer(config, env, objective)    # config.algorithm == "update_rule" (`UPDATE_RULE`)
     result = jax.jit(trainer.train)(key, meta_params)             # {"update_rule": the rule's meta-parameters}
 
 What a rule needs that PPO's shuffled minibatches do not give: whole time-ordered trajectories (Disco103's
@@ -39,6 +39,7 @@ import optax
 from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress, UpdateRuleInputs
 from metadisco.rl.distributions import categorical_entropy
+from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainResult, resolve_hyper, rollout_unroll, trainer_envs
 from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import step_sums, update_metrics
@@ -205,3 +206,57 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
         return TrainResult(metrics, state.params)
 
     return Trainer(init, step, train, num_updates)
+
+
+def check_update_rule_objective(config: TrainConfig, objective: Objective) -> None:
+    """A `UserError` unless `objective` is a learned update rule."""
+    if objective.algorithm != "update_rule":
+        raise UserError("algorithm update_rule needs an objective with an update rule, e.g. one from "
+                        "`metadisco import --format disco103` or `update_rule: {kind: disco}`")
+
+
+def check_update_rule_config(config: TrainConfig) -> None:
+    """The replay must hold a batch and a rollout, and a trajectory needs a step and the one after it."""
+    if max(config.replay_batch, config.num_envs) > config.replay_capacity:
+        raise UserError(f"replay_capacity {config.replay_capacity} must hold replay_batch {config.replay_batch} "
+                        f"and num_envs {config.num_envs} trajectories")
+    if config.num_steps < 2:
+        raise UserError("num_steps must be at least 2 for algorithm update_rule: a trajectory needs a step and "
+                        "the one after it")
+
+
+def rule_agent_mode_action(config: TrainConfig, env, objective: Objective | None = None):
+    """(params, obs) -> argmax of the rule's agent's logits (`UpdateRule.agent`, whose outputs have "logits")."""
+    if objective is None or objective.update_rule is None:
+        raise ValueError("the mode of an update rule's agent needs the objective that names the rule")
+    agent = objective.update_rule.agent(env.spec.action_size, config.hidden_sizes, config.activation)
+    return lambda params, obs: jnp.argmax(agent.apply(params, obs)["logits"], axis=-1).astype(jnp.int32)
+
+
+UPDATE_RULE = register(Algorithm(
+    name="update_rule",
+    summary="an agent taught by a learned update rule (DiscoRL's Disco103, LPG) from a replay of whole trajectories",
+    build=make_update_rule_trainer,
+    mode_action=rule_agent_mode_action,
+    control="ppo",
+    reads=("replay_capacity", "replay_batch", "max_abs_update"),
+    check_objective=check_update_rule_objective,
+    check_config=check_update_rule_config,
+    presets={
+        # A learned update rule, DiscoRL's eval notebook (google-deepmind/disco_rl colabs/eval.ipynb, commit 9059a29) on
+        # Catch: 2 envs x 29 steps per update, one learner step on 64 trajectories from a FIFO replay of 1024 (each
+        # trajectory replayed 32 times on average), 1000 updates, lr 1e-2 constant, Adam clipped element-wise at 1;
+        # Disco103's discount 0.997 and lambda 0.95 (agent.get_settings_disco); its 512-512 ReLU MLP agent.
+        "classic": TrainConfig(
+            algorithm="update_rule", num_envs=2, num_steps=29, total_timesteps=58_000, lr=1e-2, anneal_lr=False,
+            gamma=0.997, gae_lambda=0.95, hidden_sizes=(512, 512), activation="relu",
+        ),
+        # Not DeepMind's (its released code runs Catch only): MinAtar with the same learner (64 trajectories of 29
+        # steps a step, replay of 1024, Disco103's agent), 16 envs per update (each trajectory replayed 4 times on
+        # average), 1e7 steps as PPO's MinAtar preset, lr 3e-4 (agent.py's default) constant.
+        "minatar": TrainConfig(
+            algorithm="update_rule", num_envs=16, num_steps=29, total_timesteps=10_000_000, lr=3e-4, anneal_lr=False,
+            gamma=0.997, gae_lambda=0.95, hidden_sizes=(512, 512), activation="relu",
+        ),
+    },
+))

@@ -1,0 +1,164 @@
+"""Algorithms as units: each RL algorithm is one module that registers one `Algorithm` record here.
+
+    from metadisco.trainers.algorithm import get_algorithm
+    algo = get_algorithm("dqn")
+    trainer = algo.build(config, env, objective)        # metadisco.trainers.make_trainer calls this
+    act = algo.mode_action(config, env, objective)      # (params, obs) -> the trained agent's greedy action
+
+A record says everything the rest of the framework asks of an algorithm, so that no code outside the algorithm
+modules branches on an algorithm's name (rejax's one class per algorithm; disco_rl's `UpdateRule` with its
+handcrafted `actor_critic` beside the learned rules):
+
+- `build(config, env, objective) -> Trainer`: its steppable trainer (`metadisco.trainers.base.Trainer`);
+- `mode_action(config, env, objective)`: the trained agent's deterministic action (`metadisco.trainers.greedy`);
+- `check_objective(config, objective)`: a `UserError` for an objective it cannot train whole;
+- `control`: the built-in objective that is its handcrafted control (the objective at zero meta-parameters, which
+  paired fitness and the judges score against);
+- `presets`: {env family: `TrainConfig`}, its settings per family, each number's source beside it in its module;
+- `reads`: the `TrainConfig` fields that only some algorithms read, of which it reads these (under another
+  algorithm such a field must keep its default: a one-line error names the algorithm that has it);
+- `options`: a frozen dataclass of the algorithm's own static settings, carried by
+  `TrainConfig.algorithm_options` (a new algorithm adds its settings there, not to `TrainConfig`);
+- `check_config(config)`: a `UserError` for settings it cannot run;
+- `optimizer_steps`: optimiser steps per update, for the learning-rate schedule (`trainer_optimizer`).
+
+The built-in algorithms are the modules named in `BUILTIN_MODULES`, imported on first lookup; a plugin registers
+its own with `register`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from metadisco.core.errors import UserError, unknown_name_error
+
+# One line per built-in algorithm: the module that registers it.
+BUILTIN_MODULES = ("metadisco.trainers.ppo", "metadisco.trainers.pqn", "metadisco.trainers.update_rule",
+                   "metadisco.trainers.dqn")
+
+FAMILIES = ("classic", "minatar", "brax", "craftax")
+
+
+def _accept_any(config, objective) -> None:
+    del config, objective
+
+
+def _any_config(config) -> None:
+    del config
+
+
+def _one_step_per_minibatch(config) -> int:
+    return config.update_epochs * config.num_minibatches
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One RL algorithm, as the framework sees it (this module's docstring says what each field is for)."""
+
+    name: str
+    summary: str  # one line, for listings and the API reference
+    build: Callable[..., Any]  # (config, env, objective) -> Trainer
+    mode_action: Callable[..., Callable]  # (config, env, objective) -> (params, obs) -> action
+    control: str  # the built-in objective that is its handcrafted control
+    presets: Mapping[str, Any] = field(default_factory=dict)  # {env family: TrainConfig}
+    reads: tuple[str, ...] = ()
+    options: type | None = None
+    check_objective: Callable[..., None] = _accept_any
+    check_config: Callable[[Any], None] = _any_config  # a UserError for settings it cannot run
+    optimizer_steps: Callable[[Any], int] = _one_step_per_minibatch
+
+    def preset_name(self, family: str) -> str:
+        """The name of its preset for `family`: the family's own name for PPO (the default algorithm), else
+        `<algorithm>_<family>`."""
+        return family if self.name == DEFAULT_ALGORITHM else f"{self.name}_{family}"
+
+    def default_options(self):
+        """Its own settings at their defaults (None for an algorithm without any)."""
+        return None if self.options is None else self.options()
+
+
+DEFAULT_ALGORITHM = "ppo"
+_ALGORITHMS: dict[str, Algorithm] = {}
+_loaded = False
+
+
+def register_algorithm(algorithm: Algorithm) -> Algorithm:
+    """Add `algorithm` to the registry (an algorithm module's last line); registering one name twice is an error."""
+    old = _ALGORITHMS.get(algorithm.name)
+    if old is not None and old is not algorithm:
+        raise ValueError(f"algorithm {algorithm.name!r} registered twice")
+    _ALGORITHMS[algorithm.name] = algorithm
+    return algorithm
+
+
+def _load_builtins() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def algorithm_names() -> list[str]:
+    """Every registered algorithm's name, the built-ins first, in registration order."""
+    _load_builtins()
+    return list(_ALGORITHMS)
+
+
+def get_algorithm(name: str) -> Algorithm:
+    """The registered algorithm `name`; an unknown name is a one-line `UserError` listing the known ones."""
+    _load_builtins()
+    if name not in _ALGORITHMS:
+        raise unknown_name_error("algorithm", str(name), list(_ALGORITHMS))
+    return _ALGORITHMS[name]
+
+
+register = register_algorithm  # the name the built-in modules use
+
+
+def all_algorithms() -> list[Algorithm]:
+    _load_builtins()
+    return list(_ALGORITHMS.values())
+
+
+def readers(setting: str) -> tuple[str, ...] | None:
+    """The algorithms that read `setting` (sorted by name), a `TrainConfig` field or an algorithm's own option; None
+    when every algorithm reads it (a field no algorithm lists in `reads`)."""
+    names = tuple(sorted(a.name for a in all_algorithms()
+                         if setting in a.reads or (a.options is not None and setting in option_names(a))))
+    return names or None
+
+
+def option_names(algorithm: Algorithm) -> tuple[str, ...]:
+    return () if algorithm.options is None else tuple(f.name for f in dataclasses.fields(algorithm.options))
+
+
+def option_owner(name: str) -> Algorithm | None:
+    """The first algorithm whose own options include `name`, or None."""
+    for algorithm in all_algorithms():
+        if name in option_names(algorithm):
+            return algorithm
+    return None
+
+
+def not_read_error(setting: str, algorithm: str) -> UserError:
+    """The one-line error for a setting that `algorithm` does not read, naming the algorithms that do."""
+    owners = readers(setting) or ()
+    return UserError(f"{setting} is a setting of algorithm {' and '.join(owners)}, not of {algorithm}; leave it "
+                     f"out, or use algorithm={owners[0] if owners else '?'}")
+
+
+def presets() -> dict[str, Any]:
+    """{preset name: TrainConfig} of every registered algorithm's presets."""
+    return {a.preset_name(family): config for a in all_algorithms() for family, config in a.presets.items()}
+
+
+def require_discrete(algorithm: str, spec) -> None:
+    """A one-line `UserError` when `spec` (an env's `EnvSpec`) has continuous actions."""
+    if not spec.discrete:
+        raise UserError(f"{spec.env_id} has continuous actions ({spec.describe_actions()}); algorithm {algorithm} "
+                        "needs discrete actions (use algorithm ppo)")
