@@ -76,9 +76,10 @@ def run(args) -> int:
             common.say(f"gain on fresh seeds of {tasks}: {gain(initial, final)} over generation 0's ES mean, "
                        f"{what} ({config.fitness.score})")
         held = ", ".join(config.held_out_envs)
+        baselines = evaluation_baselines(config.objective)
         common.say(f"not shown by this run: transfer. It trained and scored on {tasks} only"
                    + (f"; its held-out envs ({held}) are untested until `metadisco evaluate {args.out} "
-                      f"--baselines ppo,dpo --out {args.out}/eval`" if held else ""))
+                      f"--baselines {baselines} --out {args.out}/eval`" if held else ""))
         if config.validation.tasks and result.best_generation is None:
             common.say("found: nothing; no validation ever gave a finite score, so no objective was kept (no "
                        "objective_best.msgpack); evaluate / plot / distil use the final ES mean, objective.msgpack. "
@@ -89,8 +90,8 @@ def run(args) -> int:
                      f"the kept objective (generation {result.best_generation}) scores {fmt(result.best_validation)} "
                      f"on the validation envs and {fmt(result.fitness_of_best)} on fresh seeds of the training tasks")
             common.say(f"found: {found} ({baseline} = 1); it is {args.out}/objective_best.msgpack, which evaluate / "
-                       f"plot / distil use for {args.out}; next: metadisco evaluate {args.out} --baselines ppo,dpo "
-                       f"--out {args.out}/eval")
+                       f"plot / distil use for {args.out}; next: metadisco evaluate {args.out} --baselines "
+                       f"{baselines} --out {args.out}/eval")
     return 0
 
 
@@ -113,3 +114,12 @@ def dry_run(args, config) -> int:
     for line in render(plan(step), acc):
         print(line)
     return 0
+
+
+def evaluation_baselines(objective) -> str:
+    """The baselines the closing lines suggest judging against: PPO and DPO for a PPO objective, else the
+    algorithm's handcrafted control (`Algorithm.control`)."""
+    from metadisco.trainers.algorithm import get_algorithm
+
+    control = get_algorithm(objective.algorithm).control
+    return "ppo,dpo" if control == "ppo" else control

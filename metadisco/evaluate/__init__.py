@@ -30,8 +30,6 @@ from metadisco.runs.random_policy import cached_random_return
 __all__ = ["Method", "MethodRun", "Rules", "Training", "evaluate", "prepare", "group_methods", "held_out_envs",
            "resolve_methods", "train_env"]
 
-# The handcrafted method each algorithm's objectives are judged against when no baselines are given.
-BUILTIN_BASELINES = {"ppo": "ppo", "pqn": "pqn"}
 # evaluate's and prepare's keywords before `Training` grouped them (metadisco 0.x): still taken, with a warning.
 LEGACY_TRAINING = ("timesteps", "overrides", "preset")
 
@@ -79,11 +77,16 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     if baselines is None:
         from metadisco.evaluate.methods import method_from
 
+        from metadisco.objectives import BUILTIN_OBJECTIVES
+        from metadisco.trainers.algorithm import get_algorithm
+
+        # The algorithm's handcrafted control, when it is of the same algorithm (a learned update rule has none).
         algorithm = method_from(objective).objective.algorithm
-        if algorithm not in BUILTIN_BASELINES:
+        control = get_algorithm(algorithm).control
+        if BUILTIN_OBJECTIVES[control].algorithm != algorithm:
             raise SettingError(f"{objective} is a learned {algorithm.replace('_', ' ')}, which has no handcrafted "
                                "twin; give baselines (e.g. ppo,dpo)", ("baselines",))
-        baselines = [BUILTIN_BASELINES[algorithm]]
+        baselines = [control]
     methods = resolve_methods(objective, baselines)
     algorithms = list(dict.fromkeys(m.objective.algorithm for m in methods))  # the objective's first
     if len(algorithms) > 1 and training.preset is not None:

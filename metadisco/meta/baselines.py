@@ -90,6 +90,7 @@ def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
     population program with distinct reference seeds; from `cached` (a checkpoint) when there."""
     out = {}
     rows = problem.population_rows()
+    control = problem.config.objective.baseline  # the objective at zero meta-parameters (PPO, DPO, PQN, DQN)
     for task in problem.tasks:
         if task.name in cached:
             out[task.name] = float(cached[task.name])
@@ -97,16 +98,16 @@ def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
         keys = problem.reference_keys(task)
 
         def measure(task=task, keys=keys):
-            say(f"measuring PPO's reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
+            say(f"measuring {control}'s reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
             population = paired.pairs(problem.control, problem.control, 0, problem.devices, rows)[0]
             return paired.run_mean(problem.train_rows(task, hosts.to_global(population, problem.mesh), keys))
 
         ppo = baseline_cache.cached("ppo_reference", ppo_settings(problem, task, keys, rows), measure,
                                     baseline_cache.cacheable(task.cfg.env, problem.config.objective),
-                                    lambda path, name=task.name: say(f"PPO's reference score on {name}: from the "
-                                                                     f"baseline cache ({path.name})"))
+                                    lambda path, name=task.name: say(f"{control}'s reference score on {name}: from "
+                                                                     f"the baseline cache ({path.name})"))
         if not np.isfinite(ppo):
-            raise UserError(f"PPO finishes no episode in any run on {task.name}; train longer (timesteps)")
+            raise UserError(f"{control} finishes no episode in any run on {task.name}; train longer (timesteps)")
         out[task.name] = float(ppo_gap(ppo, random[task.cfg.env]))
     return out
 

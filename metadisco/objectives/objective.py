@@ -174,7 +174,8 @@ BUILTIN_OBJECTIVES: dict[str, Objective] = {
     # PQN (Gallici, Fellows et al., ICLR 2025): L2 TD loss, RAdam, Peng's Q(lambda); the drift is unused.
     "pqn": Objective(value_loss=VALUE_LOSSES.make("l2"), optimizer=OPTIMIZERS.make("radam"),
                      trace=TRACES.make("peng")),
-    # DQN (Mnih et al. 2015): the squared TD error (L2 of Q(s, a) against the target network's target) and Adam,
-    # PureJaxRL's dqn.py's; the drift is unused.
-    "dqn": Objective(value_loss=VALUE_LOSSES.make("l2"), optimizer=OPTIMIZERS.make("adam"), algorithm="dqn"),
+    # DQN (Mnih et al. 2015): the squared TD error (L2 of Q(s, a) against the target network's target) and Adam
+    # (every objective's default optimiser, so that an objective naming algorithm dqn alone is DQN at zero); the
+    # drift is unused.
+    "dqn": Objective(value_loss=VALUE_LOSSES.make("l2"), algorithm="dqn"),
 }

@@ -246,9 +246,9 @@ DQN = register(Algorithm(
     presets={
         # PureJaxRL purejaxrl/dqn.py (CartPole-v1): 10 envs, one env step each per update and one gradient step
         # (TRAINING_INTERVAL 10 env steps), 5e5 steps, buffer 10,000, batch 128, learning starts 10,000, epsilon
-        # 1.0 -> 0.05 over 2.5e5 steps, target copied every 500 steps (tau 1), Adam lr 2.5e-4 (eps 1e-8, the
-        # built-in objective's), no decay, gamma 0.99, QNetwork 120-84 ReLU. Not theirs: max_grad_norm 10 (they do
-        # not clip), and a time limit bootstraps.
+        # 1.0 -> 0.05 over 2.5e5 steps, target copied every 500 steps (tau 1), Adam lr 2.5e-4, no decay, gamma
+        # 0.99, QNetwork 120-84 ReLU. Not theirs: max_grad_norm 10 (they do not clip), Adam's eps 1e-5 (the
+        # built-in objective's, as every objective's default; theirs optax's 1e-8), and a time limit bootstraps.
         "classic": TrainConfig(
             algorithm="dqn", num_envs=10, num_steps=1, total_timesteps=500_000, gamma=0.99, lr=2.5e-4,
             anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(120, 84), activation="relu", eps_start=1.0,

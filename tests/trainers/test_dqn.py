@@ -150,6 +150,7 @@ def test_steppable_dqn_carries_its_replay_and_target_and_resumes_bit_for_bit():
     assert not np.array_equal(np.asarray(jax.tree.leaves(whole.extra.target_params)[0]), np.asarray(first))
 
 
+@pytest.mark.slow  # 15 s on 2 cores
 def test_double_q_changes_the_program_and_greedy_episodes_play():
     env = make_env("CartPole-v1")
     # a target that lags far behind a fast-moving online network, so that the two networks' argmax differ
@@ -161,3 +162,19 @@ def test_double_q_changes_the_program_and_greedy_episodes_play():
     assert not np.array_equal(np.asarray(a.metrics.value_loss), np.asarray(b.metrics.value_loss))
     returns = np.asarray(a.metrics.eval_return)
     assert np.isnan(returns[:-1]).all() and returns[-1] >= 1.0
+
+
+def test_zero_meta_learned_td_loss_gives_dqn_bit_for_bit():
+    """A learned value loss (DQN's TD loss plus an MLP residual) at zero meta-parameters: the run is DQN's, bit for
+    bit; away from zero it differs."""
+    from metadisco.objectives.registry import VALUE_LOSSES
+
+    learned = replace(DQN, value_loss=VALUE_LOSSES.make("learned", hidden=(4,)))
+    env = make_env("CartPole-v1")
+    dqn = jax.jit(make_trainer(tiny(), env, DQN).train)(jax.random.PRNGKey(2), DQN.zero_meta())
+    train = jax.jit(make_trainer(tiny(), env, learned).train)
+    zero = train(jax.random.PRNGKey(2), learned.zero_meta())
+    for a, b in zip(jax.tree.leaves(dqn), jax.tree.leaves(zero), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    moved = train(jax.random.PRNGKey(2), jax.tree.map(lambda x: x + 0.3, learned.zero_meta()))
+    assert not np.array_equal(np.asarray(moved.metrics.value_loss), np.asarray(dqn.metrics.value_loss))
