@@ -76,7 +76,6 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
         raise SettingError(str(e), ("num_seeds", "seed")) from None
     if baselines is None:
         from metadisco.evaluate.methods import method_from
-
         from metadisco.objectives import BUILTIN_OBJECTIVES
         from metadisco.trainers.algorithm import get_algorithm
 

@@ -16,6 +16,7 @@ from metadisco.objectives import (  # noqa: F401
     lpo,
     open_optimizer,
     optimizer,
+    td_loss,
     trace,
     value_loss,
 )

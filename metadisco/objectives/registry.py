@@ -54,9 +54,13 @@ class DriftInputs(NamedTuple):
 
 
 class ValueLossInputs(NamedTuple):
-    value: jax.Array  # the critic's new prediction
-    old_value: jax.Array  # its prediction at rollout time
-    target: jax.Array  # the GAE return
+    value: jax.Array  # the critic's new prediction (a TD trainer's: Q(s, a))
+    old_value: jax.Array  # its prediction at rollout time (DQN's: the target network's Q(s, a))
+    target: jax.Array  # the GAE return (a TD trainer's: its TD target)
+    # A one-step TD trainer's (DQN's) parts of the target, target = r + discount * next_value; None from trainers
+    # whose targets are multi-step (PPO's GAE, PQN's Q(lambda)).
+    next_value: jax.Array | None = None  # max_a Q_target(s', a), the bootstrap's value
+    discount: jax.Array | None = None  # gamma (1 - terminated)
 
 
 class TraceInputs(NamedTuple):

@@ -17,8 +17,9 @@ bootstraps (only termination cuts the target). The target parameters move to
 (tau = 1: a copy, as PureJaxRL's and DiscoBench's).
 
 The objective's pieces: the value-loss slot is the TD loss, called per sample with
-`ValueLossInputs(Q(s, a), Q_target(s, a), target)` (L2 is 0.5 (Q - target)^2, DQN's squared TD error up to the
-factor that Adam's step ignores; a learned TD loss is a residual around it); the optimiser slot builds the optimiser
+`ValueLossInputs(Q(s, a), Q_target(s, a), target, next_value, discount)` (target = r + discount next_value; L2 is
+0.5 (Q - target)^2, DQN's squared TD error up to the factor that Adam's step ignores; a learned TD loss is a residual
+around it; DQNReg and DQNClipped are `metadisco.objectives.td_loss`); the optimiser slot builds the optimiser
 (Adam). DQN has no policy: a learnable drift is refused.
 
 Metrics: `value_loss` is the TD loss (0 before learning starts), `entropy` the epsilon-greedy policy's,
@@ -106,14 +107,22 @@ class QNetwork(nn.Module):
         return mlp(layers, obs, _ACTIVATIONS[self.activation])
 
 
-def td_targets(q_next_target: jax.Array, q_next_online: jax.Array | None, reward: jax.Array,
-               terminated: jax.Array, gamma) -> jax.Array:
-    """[B] one-step targets `r + gamma (1 - terminated) Q_target(s', a*)` from [B, A] Q-values of s': `a*` is the
-    target network's argmax (DQN), or the online network's when `q_next_online` is given (Double DQN)."""
+def td_bootstrap(q_next_target: jax.Array, q_next_online: jax.Array | None, terminated: jax.Array,
+                 gamma) -> tuple[jax.Array, jax.Array]:
+    """The parts of one-step targets from [B, A] Q-values of s': ([B] `Q_target(s', a*)`, [B] `gamma (1 -
+    terminated)`); `a*` is the target network's argmax (DQN), or the online network's when `q_next_online` is given
+    (Double DQN)."""
     chooser = q_next_target if q_next_online is None else q_next_online
     best = jnp.argmax(chooser, axis=-1)
-    bootstrap = jnp.take_along_axis(q_next_target, best[:, None], axis=-1)[:, 0]
-    return reward + gamma * (1.0 - terminated.astype(jnp.float32)) * bootstrap
+    next_value = jnp.take_along_axis(q_next_target, best[:, None], axis=-1)[:, 0]
+    return next_value, gamma * (1.0 - terminated.astype(jnp.float32))
+
+
+def td_targets(q_next_target: jax.Array, q_next_online: jax.Array | None, reward: jax.Array,
+               terminated: jax.Array, gamma) -> jax.Array:
+    """[B] one-step targets `r + gamma (1 - terminated) Q_target(s', a*)` (`td_bootstrap`'s parts)."""
+    next_value, discount = td_bootstrap(q_next_target, q_next_online, terminated, gamma)
+    return reward + discount * next_value
 
 
 def make_dqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
@@ -137,11 +146,12 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         q_taken = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
         q_next_target = network.apply(target_params, batch.next_obs)
         q_next_online = network.apply(params, batch.next_obs) if options.double_q else None
-        target = jax.lax.stop_gradient(td_targets(q_next_target, q_next_online, batch.reward, batch.terminated,
-                                                  hyper.gamma))
+        next_value, discount = jax.lax.stop_gradient(
+            td_bootstrap(q_next_target, q_next_online, batch.terminated, hyper.gamma))
+        target = batch.reward + discount * next_value
         q_target_taken = jnp.take_along_axis(network.apply(target_params, batch.obs), batch.action[:, None],
                                              axis=-1)[:, 0]
-        inputs = ValueLossInputs(q_taken, q_target_taken, target)
+        inputs = ValueLossInputs(q_taken, q_target_taken, target, next_value, discount)
         return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
 
     def make_update(meta_params, hyper: Hyper, envs, optimizer):
