@@ -120,3 +120,33 @@ def rejax_pqn_train(env_id: str, config: TrainConfig) -> Callable:
         return state.q_ts.params
 
     return train
+
+
+def rejax_dqn(env_id: str, config: TrainConfig, eval_freq: int | None = None):
+    """A rejax DQN object with a DQN `config`'s settings: env count, replay size and batch, learning starts (rejax's
+    `fill_buffer`, which acts uniformly at random until then), gradient steps per env step of every env, target
+    interval (tau 1 is rejax's polyak 0), learning rate, gradient clip, discount, the epsilon schedule (rejax's
+    `exploration_fraction` of the run) and the hidden sizes (ReLU). Both minimise 0.5 (Q - target)^2 with Adam;
+    rejax's Adam has optax's eps 1e-8 and its done merges termination and truncation (no truncation bootstrap).
+    `eval_freq`: env steps between rejax's own greedy evaluations (None: only at the end)."""
+    try:
+        import rejax
+    except ImportError:
+        raise UserError("the peer runs rejax's DQN, and rejax is not installed: pip install -e '.[bench]'") from None
+    import gymnax
+
+    if config.num_steps != 1:
+        raise UserError(f"rejax's DQN steps each env once per iteration; give num_steps=1, not {config.num_steps}")
+    options = config.options
+    env, params = gymnax.make(env_id)
+    steps = config.num_updates * config.batch_size
+    algo = rejax.DQN.create(
+        env=FiveValueStep(env), env_params=params, total_timesteps=steps, eval_freq=eval_freq or steps,
+        skip_initial_evaluation=True, num_envs=config.num_envs, buffer_size=options.buffer_size,
+        fill_buffer=options.learning_starts, batch_size=options.buffer_batch, num_epochs=options.gradient_steps,
+        target_update_freq=options.target_update_interval, polyak=1.0 - options.tau, learning_rate=config.lr,
+        max_grad_norm=config.max_grad_norm, gamma=config.gamma, eps_start=config.eps_start,
+        eps_end=config.eps_finish, exploration_fraction=options.eps_anneal_steps / steps, ddqn=options.double_q,
+        agent_kwargs={"activation": config.activation})
+    # rejax's create_agent fixes hidden_layer_sizes=(64, 64); the module is rebuilt at the config's sizes.
+    return algo.replace(agent=algo.agent.clone(hidden_layer_sizes=tuple(config.hidden_sizes)))
