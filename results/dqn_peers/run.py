@@ -5,7 +5,8 @@ Both train 8 seeds; every 25,000 env steps each plays greedy episodes with its c
 evaluation, 128 episodes; metadisco: `make_greedy_returns`, 128 episodes, on a key apart from training). The
 table is the greedy return at the end and at a few points, mean and range over seeds; the figure both curves.
 
-    python results/dqn_peers/run.py results/dqn_peers     # about 10 min on 2 cores
+    python results/dqn_peers/run.py results/dqn_peers     # about 7 min on 2 cores
+    python results/dqn_peers/run.py results/dqn_peers --redraw   # the figure again from curves.json
 """
 
 from __future__ import annotations
@@ -58,6 +59,26 @@ def rejax_curves(config, keys):
     return np.asarray(returns).mean(axis=-1).T  # [evaluations, seeds]
 
 
+def draw(out: Path, rows: dict, steps: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for name, colour in (("metadisco", "C0"), ("rejax", "C1")):
+        r = np.asarray(rows[name])
+        ax.plot(steps[name], r.mean(axis=1), color=colour, label=f"{name} DQN (mean)")
+        ax.fill_between(steps[name], r.min(axis=1), r.max(axis=1), color=colour, alpha=0.2)
+    ax.set_xlabel("env steps")
+    ax.set_ylabel(f"greedy return ({EPISODES} episodes)")
+    ax.set_title(f"DQN on {ENV}, {SEEDS} seeds each (band: min to max)", fontsize=10)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    (out / "figures").mkdir(exist_ok=True)
+    fig.savefig(out / "figures" / "dqn_peers.png", dpi=120)
+
+
 def main(out: str) -> None:
     config = get_preset("dqn_classic")
     keys = jax.random.split(jax.random.PRNGKey(0), SEEDS)
@@ -81,24 +102,13 @@ def main(out: str) -> None:
             r = rows[name][i]
             cells.append(f"{r.mean():.1f} [{r.min():.0f}, {r.max():.0f}]")
         print(f"| {at:,} | {cells[0]} | {cells[1]} |")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for name, colour in (("metadisco", "C0"), ("rejax", "C1")):
-        r = rows[name]
-        ax.plot(steps[name], r.mean(axis=1), color=colour, label=f"{name} DQN")
-        ax.fill_between(steps[name], r.min(axis=1), r.max(axis=1), color=colour, alpha=0.2)
-    ax.set_xlabel("env steps")
-    ax.set_ylabel(f"greedy return ({EPISODES} episodes)")
-    ax.set_title(f"DQN on {ENV}, dqn_classic settings, {SEEDS} seeds (band: min-max)")
-    ax.legend()
-    fig.tight_layout()
-    (out / "figures").mkdir(exist_ok=True)
-    fig.savefig(out / "figures" / "dqn_peers.png", dpi=120)
+    draw(out, rows, steps)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "results/dqn_peers")
+    folder = sys.argv[1] if len(sys.argv) > 1 else "results/dqn_peers"
+    if "--redraw" in sys.argv:
+        record = json.loads((Path(folder) / "curves.json").read_text())
+        draw(Path(folder), record["curves"], record["steps"])
+    else:
+        main(folder)
