@@ -6,6 +6,7 @@ the slots' Protocols); a researcher's own pieces register with the same decorato
 
 # Importing the piece modules registers them.
 from metadisco.objectives import (  # noqa: F401
+    actor_critic,
     drift,
     expression,
     learned_dpo,

@@ -178,4 +178,7 @@ BUILTIN_OBJECTIVES: dict[str, Objective] = {
     # (every objective's default optimiser, so that an objective naming algorithm dqn alone is DQN at zero); the
     # drift is unused.
     "dqn": Objective(value_loss=VALUE_LOSSES.make("l2"), algorithm="dqn"),
+    # disco_rl's handcrafted actor-critic update rule (V-trace, categorical value; DeepMind's settings): the control
+    # of learned update rules.
+    "actor_critic": Objective(update_rule=UPDATE_RULES.make("actor_critic")),
 }

@@ -121,10 +121,10 @@ def test_a_mixed_evaluation_refuses_settings_it_cannot_give(rule_file, tmp_path,
     assert err.count("\n") == 1 and message in err, err
 
 
-def test_an_update_rule_needs_baselines_named(rule_file, tmp_path, capsys):
-    assert main(["evaluate", str(rule_file[0]), "--envs", "Catch-bsuite", "--seeds", "2", "--out",
-                 str(tmp_path / "e")]) == 2
-    assert "no handcrafted twin; give --baselines" in capsys.readouterr().err
+def test_an_update_rule_is_judged_against_the_actor_critic_rule_by_default(rule_file, tmp_path, capsys):
+    """The update-rule algorithm's handcrafted control is disco_rl's actor-critic rule: the default baseline."""
+    assert main(["evaluate", str(rule_file[0]), "--envs", "Catch-bsuite", "--seeds", "2", *TINY, "--dry-run"]) == 0
+    assert "Catch-bsuite: actor_critic" in capsys.readouterr().out
 
 
 def test_ppo_settings_are_refused_for_an_update_rule(rule_file, tmp_path, capsys):
