@@ -102,11 +102,12 @@ def test_the_port_equals_deepminds_code():
     assert max(d["relative"] for c in cases.values() for d in c.values()) <= check.TOLERANCE["float32"]
 
 
-@pytest.mark.slow  # 40 s on 2 cores
+@pytest.mark.slow  # 70 s on 2 cores
 def test_the_actor_critic_rule_learns_catch():
-    """DeepMind's eval-notebook learner settings on Catch (update_rule_classic) at a third of its 58,000 steps:
-    measured here, one seed went from -0.59 in the first fifth of training to 0.94 in the last."""
+    """DeepMind's eval-notebook learner settings on Catch (update_rule_classic) with a 128-128 torso, at 40,000 of
+    its 58,000 steps: measured here, the final returns of 4 seeds were 0.47-0.95 (0.63-0.88 with the preset's
+    512-512 torso at 58,000); a random policy scores about -0.6."""
     objective = BUILTIN_OBJECTIVES["actor_critic"]
-    config = replace(get_preset("update_rule_classic"), total_timesteps=20_000)
-    result = train_seeds("Catch-bsuite", objective, objective.zero_meta(), config, num_seeds=3)
-    assert result.final_return.min() > 0.6, result.final_return
+    config = replace(get_preset("update_rule_classic"), total_timesteps=40_000, hidden_sizes=(128, 128))
+    result = train_seeds("Catch-bsuite", objective, objective.zero_meta(), config, num_seeds=4)
+    assert result.final_return.min() > 0.3 and result.final_return.mean() > 0.5, result.final_return
