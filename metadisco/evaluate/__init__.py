@@ -27,8 +27,8 @@ from metadisco.evaluate.runner import MethodRun, group_methods, train_env
 from metadisco.evaluate.training import Training
 from metadisco.runs.random_policy import cached_random_return
 
-__all__ = ["Method", "MethodRun", "Rules", "Training", "evaluate", "prepare", "group_methods", "held_out_envs",
-           "resolve_methods", "train_env"]
+__all__ = ["Method", "MethodRun", "Rules", "Training", "default_baselines", "evaluate", "prepare", "group_methods",
+           "held_out_envs", "resolve_methods", "train_env"]
 
 # evaluate's and prepare's keywords before `Training` grouped them (metadisco 0.x): still taken, with a warning.
 LEGACY_TRAINING = ("timesteps", "overrides", "preset")
@@ -75,17 +75,7 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     except UserError as e:
         raise SettingError(str(e), ("num_seeds", "seed")) from None
     if baselines is None:
-        from metadisco.evaluate.methods import method_from
-        from metadisco.objectives import BUILTIN_OBJECTIVES
-        from metadisco.trainers.algorithm import get_algorithm
-
-        # The algorithm's handcrafted control, when it is of the same algorithm (a learned update rule has none).
-        algorithm = method_from(objective).objective.algorithm
-        control = get_algorithm(algorithm).control
-        if BUILTIN_OBJECTIVES[control].algorithm != algorithm:
-            raise SettingError(f"{objective} is a learned {algorithm.replace('_', ' ')}, which has no handcrafted "
-                               "twin; give baselines (e.g. ppo,dpo)", ("baselines",))
-        baselines = [control]
+        baselines = default_baselines(objective)
     methods = resolve_methods(objective, baselines)
     algorithms = list(dict.fromkeys(m.objective.algorithm for m in methods))  # the objective's first
     if len(algorithms) > 1 and training.preset is not None:
@@ -416,3 +406,20 @@ def _finite_mean(scores) -> float | None:
 
 def _point_text(point: dict[str, float]) -> str:
     return ", ".join(f"{k}={v:g}" for k, v in point.items())
+
+
+def default_baselines(objective) -> list[str]:
+    """The baselines an objective is judged against when none are named: its algorithm's handcrafted control
+    (`Algorithm.control`: PPO, PQN, DQN, the actor-critic rule). `objective` is what `evaluate` takes (a name, a
+    file, a run directory); a `SettingError` where the control is of another algorithm."""
+    from metadisco.core.errors import SettingError
+    from metadisco.evaluate.methods import method_from
+    from metadisco.objectives import BUILTIN_OBJECTIVES
+    from metadisco.trainers.algorithm import get_algorithm
+
+    algorithm = method_from(objective).objective.algorithm
+    control = get_algorithm(algorithm).control
+    if BUILTIN_OBJECTIVES[control].algorithm != algorithm:
+        raise SettingError(f"{objective} is a learned {algorithm.replace('_', ' ')}, which has no handcrafted "
+                           "twin; give baselines (e.g. ppo,dpo)", ("baselines",))
+    return [control]

@@ -123,8 +123,10 @@ def test_a_mixed_evaluation_refuses_settings_it_cannot_give(rule_file, tmp_path,
 
 def test_an_update_rule_is_judged_against_the_actor_critic_rule_by_default(rule_file, tmp_path, capsys):
     """The update-rule algorithm's handcrafted control is disco_rl's actor-critic rule: the default baseline."""
-    assert main(["evaluate", str(rule_file[0]), "--envs", "Catch-bsuite", "--seeds", "2", *TINY, "--dry-run"]) == 0
-    assert "Catch-bsuite: actor_critic" in capsys.readouterr().out
+    from metadisco.evaluate import default_baselines
+
+    assert default_baselines(str(rule_file[0])) == ["actor_critic"]
+    assert default_baselines("dqn") == ["dqn"] and default_baselines("dpo") == ["ppo"]
 
 
 def test_ppo_settings_are_refused_for_an_update_rule(rule_file, tmp_path, capsys):

@@ -1,0 +1,91 @@
+"""A new algorithm in one module, as `docs/guide/algorithms.md` describes: A2C (Mnih et al. 2016, "Asynchronous
+Methods for Deep Reinforcement Learning", synchronous form), one gradient step per rollout on the whole batch with
+GAE advantages, on PPO's actor-critic network. `tests/trainers/test_example_algorithm.py` registers and trains it.
+
+It reuses what every algorithm shares: `assemble_trainer` (init / step / train, the learning-rate schedule, the
+objective's optimiser), the episode logging, GAE, and PPO's network and greedy action; it adds its update and its
+record, nothing else.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from metadisco import Algorithm, TrainConfig, register_algorithm
+from metadisco.core.errors import UserError
+from metadisco.objectives.registry import ValueLossInputs
+from metadisco.rl.gae import gae
+from metadisco.trainers.base import Metrics, assemble_trainer
+from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.hyper import split_config
+from metadisco.trainers.networks import make_network
+from metadisco.trainers.ppo import ppo_mode_action
+
+
+def make_a2c_trainer(config: TrainConfig, env, objective):
+    config, defaults = split_config(config)
+    network = make_network(env.spec, config.hidden_sizes, config.activation)
+
+    def make_update(meta, hyper, envs, optimizer):
+        def update(state, _):
+            key, noise_key, step_key = jax.random.split(state.key, 3)
+            noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
+            step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
+
+            def env_step(carry, xs):
+                env_state, obs = carry
+                policy, _ = network.apply(state.params, obs)
+                action = policy.sample_from_noise(xs[0])
+                env_state, out = envs.step(xs[1], env_state, action)
+                return (env_state, out.obs), ((obs, action, out.reward, out.terminated, out.truncated, out.final_obs),
+                                              step_sums(out))
+
+            (env_state, obs), ((o, a, r, term, trunc, final), episodes) = jax.lax.scan(
+                env_step, (state.env_state, state.obs), (noise, step_keys))
+            values = network.apply(state.params, o, method=network.value)
+            next_values = network.apply(state.params, final, method=network.value)
+            adv, targets = gae(r, values, next_values, term, trunc, hyper.gamma, hyper.gae_lambda)
+
+            def loss_fn(params):
+                policy, value = network.apply(params, o)
+                actor = -jnp.mean(policy.log_prob(a) * jax.lax.stop_gradient(adv))
+                critic = jnp.mean(objective.value_loss(meta["value_loss"], ValueLossInputs(value, values, targets),
+                                                       None))
+                entropy = jnp.mean(policy.entropy())
+                return actor + hyper.vf_coef * critic - hyper.ent_coef * entropy, (actor, critic, entropy)
+
+            grads, (actor, critic, entropy) = jax.grad(loss_fn, has_aux=True)(state.params)
+            updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+            params = jax.tree.map(lambda p, u: p + u, state.params, updates)
+            zero = jnp.float32(0.0)
+            metrics = Metrics(actor_loss=actor, value_loss=critic, entropy=entropy, approx_kl=zero,
+                              drift_active=zero, **update_metrics(episodes))
+            return state._replace(params=params, opt_state=opt_state, env_state=env_state, obs=obs, key=key,
+                                  update=state.update + 1), metrics
+
+        return update
+
+    return assemble_trainer(config, defaults, env, objective, network, make_update)
+
+
+def check_a2c_objective(config, objective) -> None:
+    if objective.algorithm != "a2c":
+        raise UserError(f"algorithm a2c needs an objective that names it (algorithm: {{kind: a2c}}); this one is for "
+                        f"{objective.algorithm}")
+    if objective.drift.learnable:
+        raise UserError("algorithm a2c has no trust region, so it never calls the drift")
+
+
+A2C = register_algorithm(Algorithm(
+    name="a2c",
+    summary="A2C (Mnih et al. 2016, synchronous): one gradient step per rollout, GAE advantages",
+    build=make_a2c_trainer,
+    mode_action=ppo_mode_action,
+    control="ppo",  # no built-in objective of its own: a test example
+    reads=("ent_coef", "vf_coef", "max_grad_norm"),
+    check_objective=check_a2c_objective,
+    optimizer_steps=lambda config: 1,
+    presets={"classic": TrainConfig(algorithm="a2c", num_envs=16, num_steps=8, total_timesteps=200_000, lr=7e-4,
+                                    anneal_lr=False)},
+))
