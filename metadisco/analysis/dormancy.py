@@ -103,9 +103,11 @@ def dormancy_runs(objective: Objective, meta: Any, env_id: str, timesteps: int |
     from metadisco.trainers import make_trainer
 
     config = resolve_config(env_id, timesteps=timesteps, algorithm=objective.algorithm)
-    if config.algorithm != "ppo":
-        raise ValueError(f"dormancy_runs: algorithm {config.algorithm!r}; the optimiser's context (activations) "
-                         "comes from the PPO trainer only")
+    from metadisco.trainers.algorithm import get_algorithm
+
+    if not get_algorithm(config.algorithm).gives_activations:
+        raise ValueError(f"dormancy_runs: algorithm {config.algorithm!r} gives no optimiser the network's "
+                         "activations (`Algorithm.gives_activations`)")
     env = make_env(env_id)
     keys = seed_keys(seeds, seed)
     entries = {objective.optimizer.name: (objective.optimizer, meta["optimizer"])}

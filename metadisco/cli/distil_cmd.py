@@ -74,9 +74,11 @@ def run(args) -> int:
         check_trainer_fits(resolve_config(args.evaluate_on, None, args.overrides, args.timesteps), args.seeds,
                            f"--seeds {args.seeds:,}")
     objective, meta, label, run_dir = resolve_input(args.objective)
-    if objective.algorithm != "ppo":
-        raise UserError(f"{label} is a TD objective (algorithm {objective.algorithm}): its drift is never called, "
-                        "so there is no drift to distil; `metadisco plot` draws its TD loss and trace")
+    from metadisco.trainers.algorithm import get_algorithm
+
+    if "drift" not in get_algorithm(objective.algorithm).slots:
+        raise UserError(f"{label} is for algorithm {objective.algorithm}, whose trainer never calls the drift, so "
+                        "there is no drift to distil; `metadisco plot` draws its other pieces")
     source = str(run_objective_file(run_dir)) if run_dir else args.objective
     out = output_dir(args.out)
     if args.weighted_by_env:

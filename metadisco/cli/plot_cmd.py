@@ -38,7 +38,7 @@ def run(args) -> int:
     from metadisco.analysis.objective_figures import plot_objective
 
     objective, meta, label, run_dir = resolve_input(args.objective)
-    if objective.algorithm == "update_rule":
+    if objective.update_rule is not None:
         return _plot_update_rule(objective, meta, label, args)
     if args.overrides:
         from metadisco.core.errors import UserError
@@ -81,10 +81,11 @@ def _dormancy_request(args, objective) -> dict | None:
             raise UserError("--timesteps sets the length of --env's training runs: add --env ENV")
         return None
     from metadisco.envs import check_env_id
+    from metadisco.trainers.algorithm import get_algorithm
 
-    if objective.algorithm != "ppo":
-        raise UserError(f"--env trains with the PPO trainer, which alone gives an optimiser its activations; this "
-                        f"objective is for {objective.algorithm}: plot it without --env")
+    if not get_algorithm(objective.algorithm).gives_activations:
+        raise UserError(f"--env reads the optimiser's view of the network's activations, which algorithm "
+                        f"{objective.algorithm}'s trainer does not give: plot it without --env")
     return {"env_id": check_env_id(args.env), "timesteps": args.timesteps, "seeds": args.seeds}
 
 

@@ -23,9 +23,10 @@ def check_meta_config(config) -> None:
 
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
-    if config.objective.algorithm == "update_rule" and config.normalise == "paired":
-        raise UserError("normalise: paired scores members against the objective at zero meta-parameters, and a "
-                        "learned update rule is no method there; use normalise: fixed (fitness / PPO's return)")
+    if config.objective.baseline == "none" and config.normalise == "paired":
+        raise UserError("normalise: paired scores members against the objective at zero meta-parameters, and this "
+                        "objective is no method there (a learned update rule); use normalise: fixed (fitness / the "
+                        "control's return)")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
     from metadisco.meta.tuning import Grid
 

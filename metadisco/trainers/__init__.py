@@ -16,14 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from metadisco.objectives import Objective
-from metadisco.trainers.algorithm import get_algorithm
+from metadisco.trainers.algorithm import check_calls, get_algorithm
 from metadisco.trainers.base import Trainer, TrainResult
 from metadisco.trainers.config import TrainConfig
 
 
 def check_objective(config: TrainConfig, objective: Objective) -> None:
-    """A `UserError` unless `objective` is one that `config.algorithm` trains whole (`Algorithm.check_objective`)."""
-    get_algorithm(config.algorithm).check_objective(config, objective)
+    """A `UserError` unless `objective` is one that `config.algorithm` trains whole: the algorithm's own check
+    (`Algorithm.check_objective`), then that it calls every learnable piece (`check_calls`)."""
+    algorithm = get_algorithm(config.algorithm)
+    algorithm.check_objective(config, objective)
+    check_calls(algorithm, objective)
 
 
 def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:

@@ -15,6 +15,8 @@ handcrafted `actor_critic` beside the learned rules):
 - `control`: the built-in objective that is its handcrafted control (the objective at zero meta-parameters, which
   paired fitness and the judges score against);
 - `presets`: {env family: `TrainConfig`}, its settings per family, each number's source beside it in its module;
+- `slots`: the objective slots its trainer calls (a learnable piece in another slot would be evolved for nothing:
+  `check_calls` refuses it), and `gives_activations`, whether it gives an optimiser the network's activations (OPEN);
 - `reads`: the `TrainConfig` fields that only some algorithms read, of which it reads these (under another
   algorithm such a field must keep its default: a one-line error names the algorithm that has it);
 - `options`: a frozen dataclass of the algorithm's own static settings, carried by
@@ -65,6 +67,8 @@ class Algorithm:
     mode_action: Callable[..., Callable]  # (config, env, objective) -> (params, obs) -> action
     control: str  # the built-in objective that is its handcrafted control
     presets: Mapping[str, Any] = field(default_factory=dict)  # {env family: TrainConfig}
+    slots: tuple[str, ...] = ("drift", "value_loss", "optimizer")  # the objective slots its trainer calls
+    gives_activations: bool = False  # its trainer gives an optimiser that `needs_context` the network's activations
     reads: tuple[str, ...] = ()
     options: type | None = None
     check_objective: Callable[..., None] = _accept_any
@@ -123,6 +127,22 @@ register = register_algorithm  # the name the built-in modules use
 def all_algorithms() -> list[Algorithm]:
     _load_builtins()
     return list(_ALGORITHMS.values())
+
+
+def check_calls(algorithm: Algorithm, objective) -> None:
+    """A one-line `UserError` for an objective piece that `algorithm`'s trainer would not use: a learnable piece in a
+    slot it never calls, or an optimiser that reads activations it does not give."""
+    for slot, piece in objective.pieces().items():
+        if slot not in algorithm.slots and getattr(piece, "learnable", False):
+            raise UserError(f"algorithm {algorithm.name} never calls the {slot.replace('_', ' ')}; the learnable "
+                            f"{slot.replace('_', ' ')} {piece.name!r} would be evolved for nothing: use a handcrafted "
+                            "one")
+    if getattr(objective.optimizer, "needs_context", False) and "optimizer" in algorithm.slots \
+            and not algorithm.gives_activations:
+        givers = [a.name for a in all_algorithms() if a.gives_activations]
+        raise UserError(f"optimizer {objective.optimizer.name!r} reads the network's activations, which only algorithm "
+                        f"{' and '.join(givers)} gives it; use it with {givers[0]}, or another optimiser with "
+                        f"{algorithm.name}")
 
 
 def readers(setting: str) -> tuple[str, ...] | None:

@@ -216,18 +216,12 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
 
 def check_dqn_objective(config: TrainConfig, objective: Objective) -> None:
-    """A `UserError` unless `objective` names algorithm dqn and DQN calls every learnable piece of it."""
+    """A `UserError` unless `objective` names algorithm dqn and has no trace."""
     if objective.algorithm != "dqn":
         raise UserError(f"algorithm dqn needs a DQN objective, e.g. the built-in 'dqn' or `algorithm: {{kind: dqn}}` "
                         f"in the objective; this one is for {objective.algorithm}")
     if objective.trace is not None:
         raise UserError("algorithm dqn learns from one-step targets and never calls a trace; leave the trace out")
-    if getattr(objective.optimizer, "needs_context", False):
-        raise UserError(f"optimizer {objective.optimizer.name!r} reads the actor's and critic's activations, which "
-                        "only algorithm ppo gives it; use another optimiser with dqn")
-    if objective.drift.learnable:
-        raise UserError(f"algorithm dqn has no policy, so it never calls the drift; the learnable drift "
-                        f"{objective.drift.name!r} would be evolved for nothing")
 
 
 def dqn_mode_action(config: TrainConfig, env, objective: Objective | None = None):
@@ -249,6 +243,7 @@ DQN = register(Algorithm(
     build=make_dqn_trainer,
     mode_action=dqn_mode_action,
     control="dqn",
+    slots=("value_loss", "optimizer"),
     reads=("eps_start", "eps_finish", "max_grad_norm"),
     options=DQNOptions,
     check_objective=check_dqn_objective,

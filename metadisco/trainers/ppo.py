@@ -185,6 +185,7 @@ PPO = register(Algorithm(
     build=make_ppo_trainer,
     mode_action=ppo_mode_action,
     control="ppo",
+    gives_activations=True,
     reads=("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm"),
     check_objective=check_ppo_objective,
     presets={

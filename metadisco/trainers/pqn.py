@@ -151,17 +151,10 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
 
 def check_pqn_objective(config: TrainConfig, objective: Objective) -> None:
-    """A `UserError` unless `objective` is a TD objective that PQN calls whole (value loss as TD loss, optimiser,
-    trace; a learnable drift would be evolved for nothing)."""
+    """A `UserError` unless `objective` is a TD objective (value loss as TD loss, optimiser, trace)."""
     if objective.algorithm != "pqn":
         raise UserError(f"algorithm pqn needs a TD objective (one with a trace slot), e.g. the built-in 'pqn' or "
                         f"`trace: {{kind: peng}}` in the objective; this one is for {objective.algorithm}")
-    if getattr(objective.optimizer, "needs_context", False):
-        raise UserError(f"optimizer {objective.optimizer.name!r} reads the actor's and critic's activations, which "
-                        "only algorithm ppo gives it; use it with ppo, or another optimiser with pqn")
-    if objective.drift.learnable:
-        raise UserError(f"algorithm pqn has no policy, so it never calls the drift; the learnable drift "
-                        f"{objective.drift.name!r} would be evolved for nothing: use a handcrafted one (ppo)")
 
 
 def greedy_q_action(config: TrainConfig, env, objective: Objective | None = None):
@@ -178,6 +171,7 @@ PQN = register(Algorithm(
     build=make_pqn_trainer,
     mode_action=greedy_q_action,
     control="pqn",
+    slots=("value_loss", "optimizer", "trace"),
     reads=("eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs", "num_minibatches",
            "max_grad_norm"),
     check_objective=check_pqn_objective,

@@ -239,6 +239,7 @@ UPDATE_RULE = register(Algorithm(
     build=make_update_rule_trainer,
     mode_action=rule_agent_mode_action,
     control="actor_critic",
+    slots=("update_rule",),
     reads=("replay_capacity", "replay_batch", "max_abs_update"),
     check_objective=check_update_rule_objective,
     check_config=check_update_rule_config,

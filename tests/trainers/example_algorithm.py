@@ -73,8 +73,6 @@ def check_a2c_objective(config, objective) -> None:
     if objective.algorithm != "a2c":
         raise UserError(f"algorithm a2c needs an objective that names it (algorithm: {{kind: a2c}}); this one is for "
                         f"{objective.algorithm}")
-    if objective.drift.learnable:
-        raise UserError("algorithm a2c has no trust region, so it never calls the drift")
 
 
 A2C = register_algorithm(Algorithm(
@@ -83,6 +81,7 @@ A2C = register_algorithm(Algorithm(
     build=make_a2c_trainer,
     mode_action=ppo_mode_action,
     control="ppo",  # no built-in objective of its own: a test example
+    slots=("value_loss", "optimizer"),  # no trust region: a learnable drift is refused (`check_calls`)
     reads=("ent_coef", "vf_coef", "max_grad_norm"),
     check_objective=check_a2c_objective,
     optimizer_steps=lambda config: 1,

@@ -1,6 +1,9 @@
 """A new algorithm registered from one module outside the package (`tests/trainers/example_algorithm.py`, A2C): the
 framework builds, trains, plays and checks it through its record alone."""
 
+import importlib
+import sys
+
 import jax
 import numpy as np
 import pytest
@@ -9,10 +12,21 @@ from metadisco import get_algorithm, make_env, make_trainer
 from metadisco.core.errors import UserError
 from metadisco.objectives import Objective
 from metadisco.runs.seeds import resolve_config, train_seeds
+from metadisco.trainers import algorithm as registry
 from metadisco.trainers.greedy import make_greedy_returns
-from tests.trainers import example_algorithm  # noqa: F401  (registers "a2c")
 
 A2C = Objective.from_spec({"algorithm": {"kind": "a2c"}, "value_loss": {"kind": "l2"}})
+MODULE = "tests.trainers.example_algorithm"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def registered():
+    """The module imported (which registers "a2c") for these tests only: other tests in the same process see the
+    built-in algorithms alone (a setting's readers, the preset list)."""
+    importlib.import_module(MODULE)
+    yield
+    registry._ALGORITHMS.pop("a2c", None)
+    sys.modules.pop(MODULE, None)
 
 
 def test_the_registered_algorithm_has_its_presets_settings_and_checks():
