@@ -178,6 +178,10 @@ BUILTIN_OBJECTIVES: dict[str, Objective] = {
     # (every objective's default optimiser, so that an objective naming algorithm dqn alone is DQN at zero); the
     # drift is unused.
     "dqn": Objective(value_loss=VALUE_LOSSES.make("l2"), algorithm="dqn"),
+    # Double DQN (van Hasselt et al. 2016), and DQN with the losses Co-Reyes et al. (ICLR 2021) evolved from DQN's.
+    "ddqn": Objective(value_loss=VALUE_LOSSES.make("l2"), algorithm="ddqn"),
+    "dqn_reg": Objective(value_loss=VALUE_LOSSES.make("dqn_reg"), algorithm="dqn"),
+    "dqn_clipped": Objective(value_loss=VALUE_LOSSES.make("dqn_clipped"), algorithm="dqn"),
     # disco_rl's handcrafted actor-critic update rule (V-trace, categorical value; DeepMind's settings): the control
     # of learned update rules.
     "actor_critic": Objective(update_rule=UPDATE_RULES.make("actor_critic")),

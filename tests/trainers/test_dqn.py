@@ -75,6 +75,11 @@ def test_dqn_is_registered_with_its_presets_control_and_options():
     algo = get_algorithm("dqn")
     assert algo.control == "dqn" and BUILTIN_OBJECTIVES[algo.control].algorithm == "dqn"
     assert set(algo.presets) == {"classic", "minatar"}
+    ddqn = get_algorithm("ddqn")
+    assert ddqn.control == "ddqn" and ddqn.options is DQNOptions
+    assert get_preset("ddqn_minatar") == replace(get_preset("dqn_minatar"), algorithm="ddqn")
+    assert {k: BUILTIN_OBJECTIVES[k].algorithm for k in ("ddqn", "dqn_reg", "dqn_clipped")} == {
+        "ddqn": "ddqn", "dqn_reg": "dqn", "dqn_clipped": "dqn"}
     assert resolve_config("CartPole-v1", algorithm="dqn") == get_preset("dqn_classic")
     assert resolve_config("Breakout-MinAtar", algorithm="dqn").options.buffer_size == 300_000
     with pytest.raises(UserError, match="algorithm dqn has no preset for brax/ant"):
@@ -162,6 +167,12 @@ def test_double_q_changes_the_program_and_greedy_episodes_play():
     assert not np.array_equal(np.asarray(a.metrics.value_loss), np.asarray(b.metrics.value_loss))
     returns = np.asarray(a.metrics.eval_return)
     assert np.isnan(returns[:-1]).all() and returns[-1] >= 1.0
+    # algorithm ddqn is DQN with double_q, bit for bit
+    ddqn_config = replace(tiny(target_update_interval=10_000), eval_episodes=4, lr=3e-2, algorithm="ddqn")
+    c = jax.jit(make_trainer(ddqn_config, env, BUILTIN_OBJECTIVES["ddqn"]).train)(jax.random.PRNGKey(1),
+                                                                                     DQN.zero_meta())
+    for x, y in zip(jax.tree.leaves(b), jax.tree.leaves(c), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def test_zero_meta_learned_td_loss_gives_dqn_bit_for_bit():
