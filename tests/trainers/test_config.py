@@ -80,10 +80,10 @@ def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
 
 
 @pytest.mark.parametrize("preset, item, message", [
-    ("classic", "eps_start=0.5", "eps_start is a setting of algorithm dqn and pqn, not of ppo"),
+    ("classic", "eps_start=0.5", "eps_start is a setting of algorithm ddqn and dqn and pqn, not of ppo"),
     ("pqn_classic", "ent_coef=0.1", "ent_coef is a setting of algorithm ppo, not of pqn"),
     ("classic", "algorithm=sac", "unknown algorithm 'sac'"),
-    ("classic", "buffer_size=100", "buffer_size is a setting of algorithm dqn, not of ppo"),
+    ("classic", "buffer_size=100", "buffer_size is a setting of algorithm ddqn and dqn, not of ppo"),
     ("dqn_classic", "update_epochs=2", "update_epochs is a setting of algorithm ppo and pqn, not of dqn"),
     ("dqn_classic", "buffer_batch=20000", "buffer_batch 20000 is larger than buffer_size 10000"),
     ("dqn_classic", "tau=0", "tau"),
