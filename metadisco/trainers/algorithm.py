@@ -167,9 +167,10 @@ def option_owner(name: str) -> Algorithm | None:
 
 def not_read_error(setting: str, algorithm: str) -> UserError:
     """The one-line error for a setting that `algorithm` does not read, naming the algorithms that do."""
-    owners = readers(setting) or ()
-    return UserError(f"{setting} is a setting of algorithm {' and '.join(owners)}, not of {algorithm}; leave it "
-                     f"out, or use algorithm={owners[0] if owners else '?'}")
+    owners = readers(setting) or ("?",)
+    names = owners[0] if len(owners) == 1 else f"{', '.join(owners[:-1])} and {owners[-1]}"
+    return UserError(f"{setting} is a setting of algorithm {names}, not of {algorithm}; leave it out, or use "
+                     f"algorithm={owners[0]}")
 
 
 def presets() -> dict[str, Any]:

@@ -80,7 +80,7 @@ def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
 
 
 @pytest.mark.parametrize("preset, item, message", [
-    ("classic", "eps_start=0.5", "eps_start is a setting of algorithm ddqn and dqn and pqn, not of ppo"),
+    ("classic", "eps_start=0.5", "eps_start is a setting of algorithm ddqn, dqn and pqn, not of ppo"),
     ("pqn_classic", "ent_coef=0.1", "ent_coef is a setting of algorithm ppo, not of pqn"),
     ("classic", "algorithm=sac", "unknown algorithm 'sac'"),
     ("classic", "buffer_size=100", "buffer_size is a setting of algorithm ddqn and dqn, not of ppo"),
