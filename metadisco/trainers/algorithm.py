@@ -42,9 +42,6 @@ from metadisco.core.errors import UserError, unknown_name_error
 BUILTIN_MODULES = ("metadisco.trainers.ppo", "metadisco.trainers.pqn", "metadisco.trainers.update_rule",
                    "metadisco.trainers.dqn")
 
-FAMILIES = ("classic", "minatar", "brax", "craftax")
-
-
 def _accept_any(config, objective) -> None:
     del config, objective
 
