@@ -28,7 +28,7 @@ plt = pyplot()
 
 def rule_targets(meta, params, target_params, meta_state: rule.MetaState, network, batch) -> dict[str, np.ndarray]:
     """The rule's targets and actor-critic's quantities on `batch` (obs, actions, rewards, terminal, logits, time
-    first, [T + 1, B, ...] as `metadisco.trainers.update_rule.replay_sample` gives it), each flattened to [T * B]:
+    first, [T + 1, B, ...] as `metadisco.trainers.update_rule.sample_trajectories` gives it), each flattened to [T * B]:
     `policy_shift`, `advantage` (EMA-normalised), `y_component` (the y target's leading principal component, its
     sign set to rise with the return) and `return` (Retrace's Q target)."""
     obs, actions, rewards, terminal, logits = batch
@@ -110,11 +110,12 @@ def rule_targets_figure(targets: dict[str, np.ndarray], label: str, out: str | P
 
 def targets_at(meta, state, network, key: jax.Array, batch: int) -> dict[str, np.ndarray]:
     """`rule_targets` on `batch` trajectories drawn from a trainer state's replay
-    (`metadisco.trainers.update_rule.RuleState`)."""
-    from metadisco.trainers.update_rule import replay_sample
+    (`metadisco.trainers.base.TrainState` whose `extra` is `metadisco.trainers.update_rule.RuleExtra`)."""
+    from metadisco.trainers.update_rule import sample_trajectories
 
-    sample = replay_sample(state.replay, key, batch)
-    return rule_targets(meta, state.params, state.target_params, state.rule_state, network,
+    extra = state.extra
+    sample = sample_trajectories(extra.replay, key, batch)
+    return rule_targets(meta, state.params, extra.target_params, extra.rule_state, network,
                         jax.tree.map(jnp.asarray, sample))
 
 
@@ -142,9 +143,9 @@ def plot_update_rule(objective, meta, label: str, out: str | Path, env_id: str, 
     if rule.name == "disco":
         return [rule_targets_figure(targets_at(meta["update_rule"], state, network, key, batch), title, out)]
     from metadisco.objectives import Progress
-    from metadisco.trainers.update_rule import replay_sample
+    from metadisco.trainers.update_rule import sample_trajectories
 
-    sample = jax.tree.map(jnp.asarray, replay_sample(state.replay, key, min(batch, config.replay_capacity)))
+    sample = jax.tree.map(jnp.asarray, sample_trajectories(state.extra.replay, key, min(batch, config.replay_capacity)))
     progress = Progress(jnp.float32(1.0), jnp.float32(trainer.num_updates))
     targets = lpg_targets(rule, meta["update_rule"], state.params, network, sample, float(config.gamma), progress)
     return [rule_targets_figure(targets, title, out, LPG_AXES)]

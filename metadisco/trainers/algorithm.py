@@ -22,7 +22,10 @@ handcrafted `actor_critic` beside the learned rules):
 - `options`: a frozen dataclass of the algorithm's own static settings, carried by
   `TrainConfig.algorithm_options` (a new algorithm adds its settings there, not to `TrainConfig`);
 - `check_config(config)`: a `UserError` for settings it cannot run;
-- `optimizer_steps`: optimiser steps per update, for the learning-rate schedule (`trainer_optimizer`).
+- `optimizer_steps`: optimiser steps per update, for the learning-rate schedule (`trainer_optimizer`);
+- `optimizer(config, OptimizerInputs) -> GradientTransformation`: for an algorithm whose objectives name no
+  optimiser (an update rule writes the agent's whole loss), the one its trainer steps; None (every other): the
+  objective's optimiser slot.
 
 The built-in algorithms are the modules named in `BUILTIN_MODULES`, imported on first lookup; a plugin registers
 its own with `register`.
@@ -71,6 +74,7 @@ class Algorithm:
     check_objective: Callable[..., None] = _accept_any
     check_config: Callable[[Any], None] = _any_config  # a UserError for settings it cannot run
     optimizer_steps: Callable[[Any], int] = _one_step_per_minibatch
+    optimizer: Callable[..., Any] | None = None  # (config, OptimizerInputs) -> optax transform; None: the objective's
 
     def preset_name(self, family: str) -> str:
         """The name of its preset for `family`: the family's own name for PPO (the default algorithm), else

@@ -1,6 +1,7 @@
-"""What every inner trainer shares (PPO's and PQN's): the per-update `Metrics`, the `TrainResult`, the
-steppable `Trainer` and its `TrainState`, and the pieces both build alike (traced settings, vectorised envs,
-the objective's optimiser, the state before the first update)."""
+"""What every inner trainer shares (PPO's, PQN's, DQN's and the update-rule trainer's): the per-update `Metrics`,
+the `TrainResult`, the steppable `Trainer` and its `TrainState`, and the one assembly around each algorithm's update
+(`assemble_trainer`: traced settings, vectorised envs, the optimiser and its learning-rate schedule, the state before
+the first update and what an algorithm carries beside it)."""
 
 from __future__ import annotations
 
@@ -112,10 +113,14 @@ def trainer_envs(env, config: TrainConfig, hyper: Hyper):
 
 def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hyper):
     """The objective's optimiser for a trainer (`assemble_trainer`'s, for every algorithm): the traced lr,
-    linearly annealed per update when `config.anneal_lr`, and the traced gradient clip."""
+    linearly annealed per update when `config.anneal_lr`, and the traced gradient clip; for an algorithm whose
+    objectives name no optimiser (`Algorithm.optimizer`: the update rule's), its own with the same schedule. The
+    schedule counts optimiser steps (`Algorithm.optimizer_steps` of them an update), so an update that takes none
+    (a replay still filling) does not move it."""
     from metadisco.trainers.algorithm import get_algorithm
 
-    steps_per_update = get_algorithm(config.algorithm).optimizer_steps(config)
+    algorithm = get_algorithm(config.algorithm)
+    steps_per_update = algorithm.optimizer_steps(config)
     num_updates = config.num_updates
 
     def learning_rate(count):
@@ -124,6 +129,8 @@ def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hy
         return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
 
     inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
+    if algorithm.optimizer is not None:
+        return algorithm.optimizer(config, inputs)
     return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
 
 
@@ -133,7 +140,7 @@ MakeUpdate = Callable[[Any, Hyper, Any, Any], Callable[[TrainState, None], tuple
 
 def assemble_trainer(config: TrainConfig, defaults: Hyper | None, env, objective: Objective, network,
                      make_update: MakeUpdate, init_extra: Callable[[Any, jax.Array], Any] | None = None) -> Trainer:
-    """The `Trainer` every algorithm shares around its own update (PPO's and PQN's): `init` resets the envs and
+    """The `Trainer` every algorithm shares around its own update: `init` resets the envs and
     initialises `network` and the optimiser, `step` scans `make_update(meta, hyper, envs, optimizer)` (the state's
     meta-parameters and traced settings, the envs and optimiser they make) over k updates, `train` is `step` of
     `init` over every update. `config` is static, `defaults` its traced values or None

@@ -47,10 +47,11 @@ from metadisco.rl.replay import ReplayBuffer, replay_add, replay_init, replay_sa
 from metadisco.trainers.algorithm import Algorithm, register, require_discrete
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
-from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import _ACTIVATIONS
 from metadisco.trainers.pqn import epsilon_greedy_entropy
+from metadisco.trainers.rollout import rollout
 
 
 @dataclass(frozen=True)
@@ -167,18 +168,17 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective, double: boo
             random_actions = jax.random.randint(action_key, shape, 0, num_actions)
             step_keys = jax.random.split(step_key, shape)
 
-            def env_step(carry, xs):
-                env_state, obs = carry
-                explore, random_action, keys = xs
+            def act(obs, step_noise):
+                explore, random_action = step_noise
                 greedy = jnp.argmax(network.apply(state.params, obs), axis=-1).astype(jnp.int32)
-                action = jnp.where(explore, random_action, greedy)
-                env_state, out = envs.step(keys, env_state, action)
-                transition = Transition(obs, action, out.reward, out.terminated, out.final_obs)
-                return (env_state, out.obs), (transition, step_sums(out))
+                return jnp.where(explore, random_action, greedy), None
 
-            (env_state, obs), (transitions, episodes) = jax.lax.scan(
-                env_step, (state.env_state, state.obs), (explore, random_actions, step_keys),
-                unroll=rollout_unroll(config))
+            def record(obs, action, aux, out):
+                return Transition(obs, action, out.reward, out.terminated, out.final_obs)
+
+            (env_state, obs), transitions, episodes = rollout(envs, state.env_state, state.obs, act, record,
+                                                              (explore, random_actions), step_keys,
+                                                              rollout_unroll(config))
             return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def gradient_step(carry, key):

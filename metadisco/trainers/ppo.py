@@ -31,9 +31,10 @@ from metadisco.rl.sgd import minibatch_epochs
 from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
-from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_network, optimizer_layout, unit_activations
+from metadisco.trainers.rollout import rollout
 
 
 class Rollout(NamedTuple):
@@ -117,18 +118,17 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
                 noise = jax.random.normal(noise_key, (config.num_steps, config.num_envs, env.spec.action_size))
             step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
 
-            def env_step(carry, xs):
-                env_state, obs = carry
-                step_noise, keys = xs
+            def act(obs, step_noise):
                 policy, value = network.apply(state.params, obs)
-                action = policy.sample_from_noise(step_noise)
-                env_state, out = envs.step(keys, env_state, action)
-                transition = Rollout(obs, action, policy.log_prob(action), value, out.reward,
-                                     out.terminated, out.truncated, out.final_obs)
-                return (env_state, out.obs), (transition, step_sums(out))
+                return policy.sample_from_noise(step_noise), (policy, value)
 
-            (env_state, obs), (transitions, episodes) = jax.lax.scan(
-                env_step, (state.env_state, state.obs), (noise, step_keys), unroll=rollout_unroll(config))
+            def record(obs, action, aux, out):
+                policy, value = aux
+                return Rollout(obs, action, policy.log_prob(action), value, out.reward, out.terminated,
+                               out.truncated, out.final_obs)
+
+            (env_state, obs), transitions, episodes = rollout(envs, state.env_state, state.obs, act, record, noise,
+                                                              step_keys, rollout_unroll(config))
             return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(state: TrainState, _):

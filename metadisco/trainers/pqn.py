@@ -35,9 +35,10 @@ from metadisco.rl.sgd import minibatch_epochs
 from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
-from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_q_network
+from metadisco.trainers.rollout import rollout
 
 
 class Transition(NamedTuple):
@@ -95,21 +96,21 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
             random_actions = jax.random.randint(action_key, shape, 0, num_actions)
             step_keys = jax.random.split(step_key, shape)
 
-            def env_step(carry, xs):
-                env_state, obs = carry
-                explore, random_action, keys = xs
+            def act(obs, step_noise):
+                explore, random_action = step_noise
                 q = network.apply(state.params, obs)
                 greedy = jnp.argmax(q, axis=-1).astype(jnp.int32)
-                action = jnp.where(explore, random_action, greedy)
-                env_state, out = envs.step(keys, env_state, action)
-                q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
-                transition = Transition(obs, action, q_taken, action == greedy, out.reward, out.terminated,
-                                        out.truncated, out.final_obs)
-                return (env_state, out.obs), (transition, step_sums(out))
+                return jnp.where(explore, random_action, greedy), (q, greedy)
 
-            (env_state, obs), (transitions, episodes) = jax.lax.scan(
-                env_step, (state.env_state, state.obs), (explore, random_actions, step_keys),
-                unroll=rollout_unroll(config))
+            def record(obs, action, aux, out):
+                q, greedy = aux
+                q_taken = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
+                return Transition(obs, action, q_taken, action == greedy, out.reward, out.terminated, out.truncated,
+                                  out.final_obs)
+
+            (env_state, obs), transitions, episodes = rollout(envs, state.env_state, state.obs, act, record,
+                                                              (explore, random_actions), step_keys,
+                                                              rollout_unroll(config))
             return state._replace(env_state=env_state, obs=obs, key=key), transitions, episodes
 
         def update(state: TrainState, _):

@@ -1,5 +1,6 @@
 """The trainer of an agent that a learned update rule teaches (the objective's `update_rule` piece, e.g. DiscoRL's
-Disco103: `metadisco.objectives.disco`), beside PPO's and PQN's, with the same `Trainer` and `Metrics`.
+Disco103: `metadisco.objectives.disco`), built like every algorithm's by `metadisco.trainers.base.assemble_trainer`
+around its own update, with the same `Trainer`, `TrainState` (its `extra`: `RuleExtra`) and `Metrics`.
 
     trainer = make_update_rule_trainer(config, env, objective)    # config.algorithm == "update_rule" (`UPDATE_RULE`)
     result = jax.jit(trainer.train)(key, meta_params)             # {"update_rule": the rule's meta-parameters}
@@ -15,9 +16,9 @@ buffer of `replay_capacity`; once it holds `replay_batch`, that many are drawn u
 step: its outputs now and under its target parameters on the batch give the rule's targets and next state
 (`rule(meta, UpdateRuleInputs, state)`, discount and lambda from `hyper.gamma`, `hyper.gae_lambda`), the loss is
 `rule.loss`'s mean over steps and trajectories, and the optimiser is Adam, then an element-wise clip of the update
-at `max_abs_update`, then the learning rate (`hyper.lr`, annealed linearly to 0 over the updates with
-`anneal_lr`). The target parameters move to `target_coeff` target + (1 - `target_coeff`) params-before-the-step
-(Disco103: 0.9).
+at `max_abs_update`, then the learning rate (`hyper.lr`; with `anneal_lr`, annealed linearly over the learner steps,
+as every algorithm's: `metadisco.trainers.base.trainer_optimizer`). The target parameters move to `target_coeff`
+target + (1 - `target_coeff`) params-before-the-step (Disco103: 0.9).
 
 Episodes: the envs reset themselves, so a trajectory runs on across an episode's end; the step is marked terminal
 (the rule cuts its returns and its backward LSTM there). A time limit is marked the same way: the rule's inputs
@@ -30,7 +31,7 @@ Metrics: `actor_loss` is the update's mean loss (0 before the replay holds a bat
 from __future__ import annotations
 
 import inspect
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -38,174 +39,146 @@ import optax
 
 from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress, UpdateRuleInputs
+from metadisco.objectives.registry import OptimizerInputs
 from metadisco.rl.distributions import categorical_entropy
-from metadisco.trainers.algorithm import Algorithm, register
-from metadisco.trainers.base import Metrics, Trainer, TrainResult, resolve_hyper, rollout_unroll, trainer_envs
+from metadisco.rl.replay import ReplayBuffer, replay_add, replay_init, replay_sample
+from metadisco.trainers.algorithm import Algorithm, register, require_discrete
+from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
 from metadisco.trainers.config import Hyper, TrainConfig
-from metadisco.trainers.episodes import step_sums, update_metrics
+from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
+from metadisco.trainers.rollout import rollout
 
 
-class Replay(NamedTuple):
-    """A FIFO buffer of trajectories, [capacity, T + 1, ...] each."""
+class Trajectory(NamedTuple):
+    """Whole trajectories as the replay holds them, [capacity, T + 1, ...] each ([T + 1, batch, ...] once sampled:
+    `sample_trajectories`)."""
 
     obs: jax.Array
     actions: jax.Array
     rewards: jax.Array
     terminal: jax.Array
     logits: jax.Array
-    next: jax.Array  # int32: the slot the next trajectory goes to
-    size: jax.Array  # int32: trajectories held
 
 
-class RuleState(NamedTuple):
-    """One agent between updates."""
+class RuleExtra(NamedTuple):
+    """What the update-rule trainer carries beside the shared `TrainState` (`TrainState.extra`)."""
 
-    params: dict
-    target_params: dict
-    opt_state: optax.OptState
-    rule_state: object  # the rule's own (Disco103's: `rule.MetaState`)
-    replay: Replay
-    env_state: object
-    obs: jax.Array
-    key: jax.Array
-    update: jax.Array
-    meta: dict
-    hyper: Hyper
+    target_params: Any
+    rule_state: Any  # the rule's own (Disco103's: `rule.MetaState`)
+    replay: ReplayBuffer  # of `Trajectory`s
 
 
-def replay_add(replay: Replay, trajectories) -> Replay:
-    """`replay` with N trajectories (obs, actions, rewards, terminal, logits; [N, T + 1, ...] each) in the N slots
-    after the last one written, the oldest overwritten once it is full."""
-    capacity, n = replay.actions.shape[0], trajectories[1].shape[0]
-    slots = (replay.next + jnp.arange(n)) % capacity
-    fields = tuple(buffer.at[slots].set(new) for buffer, new in zip(replay[:5], trajectories, strict=True))
-    return Replay(*fields, (replay.next + n) % capacity, jnp.minimum(replay.size + n, capacity))
-
-
-def replay_sample(replay: Replay, key: jax.Array, batch: int) -> tuple[jax.Array, ...]:
+def sample_trajectories(replay: ReplayBuffer, key: jax.Array, batch: int) -> Trajectory:
     """`batch` trajectories drawn uniformly, with replacement, from those held, time first: [T + 1, batch, ...]; a
     batch as large as the buffer is the buffer, each trajectory once in slot order (with capacity = num_envs: the
     last update's rollouts, on-policy, as LPG learns)."""
-    capacity = replay.actions.shape[0]
-    if batch == capacity:
-        return tuple(jnp.swapaxes(x, 0, 1) for x in replay[:5])
-    index = jax.random.randint(key, (batch,), 0, jnp.maximum(replay.size, 1))
-    return tuple(jnp.swapaxes(x[index], 0, 1) for x in replay[:5])
+    capacity = jax.tree.leaves(replay.data)[0].shape[0]
+    drawn = replay.data if batch == capacity else replay_sample(replay, key, batch)
+    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), drawn)
 
 
-def agent_optimizer(max_abs_update: float) -> optax.GradientTransformation:
-    """DeepMind's agent optimiser (`optimizers.scale_by_adam_sg_denom`, `optax.clip`) before its `optax.scale(-lr)`,
-    which the trainer applies (so that the lr can be annealed); the stop-gradient on Adam's denominator matters to
-    meta-gradients only, so plain Adam computes the same numbers."""
-    return optax.chain(optax.scale_by_adam(), optax.clip(max_abs_update))
+def agent_optimizer(config: TrainConfig, inputs: OptimizerInputs) -> optax.GradientTransformation:
+    """DeepMind's agent optimiser (`optimizers.scale_by_adam_sg_denom`, `optax.clip` at `max_abs_update`, then the
+    learning rate): an update rule writes the agent's whole loss and names no optimiser, so its trainer steps this one
+    (`Algorithm.optimizer`). The stop-gradient on Adam's denominator matters to meta-gradients only, so plain Adam
+    computes the same numbers."""
+    return optax.chain(optax.scale_by_adam(), optax.clip(config.max_abs_update),
+                       optax.scale_by_learning_rate(inputs.learning_rate))
 
 
 def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """Build the update-rule trainer (`metadisco.trainers.base.Trainer`) of `objective.update_rule` for one agent;
     jit / vmap it as needed. It reads `num_envs`, `num_steps`, `total_timesteps`, `replay_capacity`,
     `replay_batch`, `max_abs_update`, `hidden_sizes`, `activation`, `anneal_lr` and the traced lr, gamma and
-    gae_lambda of `config`."""
+    gae_lambda of `config` (`check_update_rule_config` checks the replay's sizes)."""
     config, defaults = split_config(config)
     rule = objective.update_rule
     if rule is None:
         raise ValueError("make_update_rule_trainer needs an objective with an update_rule")
-    if not env.spec.discrete:
-        raise UserError(f"{env.spec.env_id} has continuous actions ({env.spec.describe_actions()}); a learned update "
-                        "rule trains a discrete-action agent")
-    if config.num_steps < 2:
-        raise ValueError("num_steps must be at least 2: a trajectory needs a step and the one after it")
-    if config.replay_batch > config.replay_capacity or config.num_envs > config.replay_capacity:
-        raise ValueError(f"replay_capacity {config.replay_capacity} must hold replay_batch {config.replay_batch} and "
-                         f"num_envs {config.num_envs} trajectories")
+    require_discrete(config.algorithm, env.spec)
     num_actions = env.spec.action_size
     network = rule.agent(num_actions, config.hidden_sizes, config.activation)
     takes_actions = "actions" in inspect.signature(type(network).__call__).parameters
-    optimizer = agent_optimizer(config.max_abs_update)
     num_updates = config.num_updates
 
-    def init(key: jax.Array, meta, hyper: Hyper | None = None) -> RuleState:
-        hyper = resolve_hyper(hyper, defaults)
-        key, init_key, reset_key = jax.random.split(key, 3)
-        envs = trainer_envs(env, config, hyper)
-        obs, env_state = envs.reset(reset_key)
-        params = network.init(init_key, obs[:1])
-        shape = (config.replay_capacity, config.num_steps)
-        replay = Replay(jnp.zeros(shape + obs.shape[1:], obs.dtype), jnp.zeros(shape, jnp.int32),
-                        jnp.zeros(shape, jnp.float32), jnp.zeros(shape, bool),
-                        jnp.zeros(shape + (num_actions,), jnp.float32), jnp.int32(0), jnp.int32(0))
-        return RuleState(params, params, optimizer.init(params), rule.init_state(), replay, env_state, obs, key,
-                         jnp.int32(0), meta, hyper)
+    def init_extra(params, obs) -> RuleExtra:
+        steps = config.num_steps
+        example = Trajectory(jnp.zeros((steps,) + obs.shape[1:], obs.dtype), jnp.zeros(steps, jnp.int32),
+                             jnp.zeros(steps, jnp.float32), jnp.zeros(steps, bool),
+                             jnp.zeros((steps, num_actions), jnp.float32))
+        return RuleExtra(params, rule.init_state(), replay_init(example, config.replay_capacity))
 
-    def collect(state: RuleState, envs):
-        """`num_steps` steps of every env with the current policy, as [num_envs, num_steps] trajectories."""
-        key, noise_key, step_key = jax.random.split(state.key, 3)
-        noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, num_actions))
-        step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
+    def make_update(meta_params, hyper: Hyper, envs, optimizer):
+        """The update function (a rollout into the replay, then one learner step once it holds a batch) of an
+        agent with these meta-parameters, settings, envs and optimiser; `assemble_trainer` scans it."""
 
-        def env_step(carry, xs):
-            env_state, obs = carry
-            gumbel, keys = xs
-            logits = network.apply(state.params, obs)["logits"]
-            action = jnp.argmax(logits + gumbel, axis=-1).astype(jnp.int32)
-            env_state, out = envs.step(keys, env_state, action)
-            done = jnp.logical_or(out.terminated, out.truncated)
-            return (env_state, out.obs), ((obs, action, out.reward, done, logits), step_sums(out))
+        def collect(state: TrainState):
+            """`num_steps` steps of every env with the current policy, as [num_envs, num_steps] trajectories."""
+            key, noise_key, step_key = jax.random.split(state.key, 3)
+            noise = jax.random.gumbel(noise_key, (config.num_steps, config.num_envs, num_actions))
+            step_keys = jax.random.split(step_key, (config.num_steps, config.num_envs))
 
-        (env_state, obs), (trajectory, episodes) = jax.lax.scan(
-            env_step, (state.env_state, state.obs), (noise, step_keys), unroll=rollout_unroll(config))
-        trajectory = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), trajectory)  # [num_envs, num_steps, ...]
-        return state._replace(env_state=env_state, obs=obs, key=key), trajectory, episodes
+            def act(obs, gumbel):
+                logits = network.apply(state.params, obs)["logits"]
+                return jnp.argmax(logits + gumbel, axis=-1).astype(jnp.int32), logits
 
-    def learn(state: RuleState, key: jax.Array):
-        """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
-        obs, actions, rewards, terminal, logits = replay_sample(state.replay, key, config.replay_batch)
-        target_out = network.apply(state.target_params, obs) if rule.uses_target else None
-        progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
+            def record(obs, action, logits, out):
+                return Trajectory(obs, action, out.reward, jnp.logical_or(out.terminated, out.truncated), logits)
 
-        def loss_fn(params):
-            # One forward pass of the agent serves the rule, which reads its outputs as constants, and the loss,
-            # the only thing differentiated: the backward pass runs only through the outputs the loss reads (with
-            # Disco103's agent, the heads at the actions taken: `PredictionAgent`'s "acted").
-            agent_out = network.apply(params, obs, actions) if takes_actions else network.apply(params, obs)
-            seen = jax.lax.stop_gradient(agent_out)
-            inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, seen,
-                                      seen if target_out is None else target_out, state.hyper.gamma,
-                                      state.hyper.gae_lambda, progress)
-            targets, rule_state = rule(state.meta["update_rule"], inputs, state.rule_state)
-            return jnp.mean(rule.loss(inputs, agent_out, targets)), (rule_state, seen)
+            (env_state, obs), trajectory, episodes = rollout(envs, state.env_state, state.obs, act, record, noise,
+                                                             step_keys, rollout_unroll(config))
+            trajectory = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), trajectory)  # [num_envs, num_steps, ...]
+            return state._replace(env_state=env_state, obs=obs, key=key), trajectory, episodes
 
-        (loss, (rule_state, agent_out)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
-        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
-        lr = state.hyper.lr * (1.0 - state.update / num_updates) if config.anneal_lr else state.hyper.lr
-        params = optax.apply_updates(state.params, jax.tree.map(lambda u: -lr * u, updates))
-        coeff = rule.target_coeff
-        target = jax.tree.map(lambda old, new: old * coeff + (1.0 - coeff) * new, state.target_params, state.params)
-        entropy = jnp.mean(categorical_entropy(agent_out["logits"]))
-        return state._replace(params=params, target_params=target, opt_state=opt_state, rule_state=rule_state), \
-            loss, entropy
+        def learn(state: TrainState, key: jax.Array):
+            """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
+            extra: RuleExtra = state.extra
+            obs, actions, rewards, terminal, logits = sample_trajectories(extra.replay, key, config.replay_batch)
+            target_out = network.apply(extra.target_params, obs) if rule.uses_target else None
+            progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
 
-    def update(state: RuleState, _):
-        envs = trainer_envs(env, config, state.hyper)
-        state, trajectory, episodes = collect(state, envs)
-        state = state._replace(replay=replay_add(state.replay, trajectory))
-        key, learn_key = jax.random.split(state.key)
-        ready = state.replay.size >= config.replay_batch  # DeepMind's learner waits for a full batch
-        learned, loss, entropy = learn(state, learn_key)
-        state = jax.tree.map(lambda a, b: jnp.where(ready, a, b), learned, state)
-        zero = jnp.float32(0.0)
-        metrics = Metrics(**update_metrics(episodes), actor_loss=jnp.where(ready, loss, zero), value_loss=zero,
-                          entropy=entropy, approx_kl=zero, drift_active=zero)
-        return state._replace(key=key, update=state.update + 1), metrics
+            def loss_fn(params):
+                # One forward pass of the agent serves the rule, which reads its outputs as constants, and the
+                # loss, the only thing differentiated: the backward pass runs only through the outputs the loss
+                # reads (with Disco103's agent, the heads at the actions taken: `PredictionAgent`'s "acted").
+                agent_out = network.apply(params, obs, actions) if takes_actions else network.apply(params, obs)
+                seen = jax.lax.stop_gradient(agent_out)
+                inputs = UpdateRuleInputs(actions, rewards[:-1], terminal[:-1], logits, seen,
+                                          seen if target_out is None else target_out, hyper.gamma,
+                                          hyper.gae_lambda, progress)
+                targets, rule_state = rule(meta_params["update_rule"], inputs, extra.rule_state)
+                return jnp.mean(rule.loss(inputs, agent_out, targets)), (rule_state, seen)
 
-    def step(state: RuleState, num_steps: int):
-        return jax.lax.scan(update, state, None, num_steps)
+            (loss, (rule_state, agent_out)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+            updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+            params = optax.apply_updates(state.params, updates)
+            coeff = rule.target_coeff
+            target = jax.tree.map(lambda old, new: old * coeff + (1.0 - coeff) * new, extra.target_params,
+                                  state.params)
+            entropy = jnp.mean(categorical_entropy(agent_out["logits"]))
+            return (params, opt_state, target, rule_state), loss, entropy
 
-    def train(key: jax.Array, meta, hyper: Hyper | None = None) -> TrainResult:
-        state, metrics = step(init(key, meta, hyper), num_updates)
-        return TrainResult(metrics, state.params)
+        def update(state: TrainState, _):
+            state, trajectory, episodes = collect(state)
+            extra: RuleExtra = state.extra
+            state = state._replace(extra=extra._replace(replay=replay_add(extra.replay, trajectory)))
+            key, learn_key = jax.random.split(state.key)
+            ready = state.extra.replay.size >= config.replay_batch  # DeepMind's learner waits for a full batch
+            learned, loss, entropy = learn(state, learn_key)
+            before = (state.params, state.opt_state, state.extra.target_params, state.extra.rule_state)
+            params, opt_state, target, rule_state = jax.tree.map(lambda a, b: jnp.where(ready, a, b), learned,
+                                                                 before)
+            zero = jnp.float32(0.0)
+            metrics = Metrics(**update_metrics(episodes), actor_loss=jnp.where(ready, loss, zero), value_loss=zero,
+                              entropy=entropy, approx_kl=zero, drift_active=zero)
+            extra = state.extra._replace(target_params=target, rule_state=rule_state)
+            return state._replace(params=params, opt_state=opt_state, extra=extra, key=key,
+                                  update=state.update + 1), metrics
 
-    return Trainer(init, step, train, num_updates)
+        return update
+
+    return assemble_trainer(config, defaults, env, objective, network, make_update, init_extra)
 
 
 def check_update_rule_objective(config: TrainConfig, objective: Objective) -> None:
@@ -243,6 +216,8 @@ UPDATE_RULE = register(Algorithm(
     reads=("replay_capacity", "replay_batch", "max_abs_update"),
     check_objective=check_update_rule_objective,
     check_config=check_update_rule_config,
+    optimizer=agent_optimizer,
+    optimizer_steps=lambda config: 1,
     presets={
         # A learned update rule, DiscoRL's eval notebook (google-deepmind/disco_rl colabs/eval.ipynb, commit 9059a29) on
         # Catch: 2 envs x 29 steps per update, one learner step on 64 trajectories from a FIFO replay of 1024 (each

@@ -1,5 +1,5 @@
-"""The update-rule trainer (`metadisco.trainers.update_rule`): the replay buffer is FIFO for many random fills; a
-tiny run with Disco103 (or a random rule where the file is not at hand) has the PPO / PQN call shape, finite
+"""The update-rule trainer (`metadisco.trainers.update_rule`): the replay of trajectories is FIFO for many random
+fills; a tiny run with Disco103 (or a random rule where the file is not at hand) has the PPO / PQN call shape, finite
 losses, learns only once the buffer holds a batch, is deterministic, and moves its target parameters by Polyak
 averaging; the prediction agent has the shapes the rule trains."""
 
@@ -18,9 +18,10 @@ from metadisco.objectives.disco import rule
 from metadisco.objectives.disco.agent import PredictionAgent
 from metadisco.objectives.disco.meta_net import select
 from metadisco.objectives.disco.weights import SHAPES, load_disco103
+from metadisco.rl.replay import replay_add, replay_init
 from metadisco.trainers import make_trainer
 from metadisco.trainers.config import TrainConfig, get_preset
-from metadisco.trainers.update_rule import Replay, make_update_rule_trainer, replay_add, replay_sample
+from metadisco.trainers.update_rule import Trajectory, make_update_rule_trainer, sample_trajectories
 
 WEIGHTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "disco103" / "disco_103.npz"
 DISCO = Objective(update_rule=UPDATE_RULES.make("disco"))
@@ -47,25 +48,29 @@ def trainer(config=TINY, env="Catch-bsuite"):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_the_replay_is_first_in_first_out(seed):
+def test_the_replay_of_trajectories_is_first_in_first_out_and_samples_time_first(seed):
     rng = np.random.default_rng(seed)
     capacity, steps = (3, 8)[seed % 2], 3
-    replay = Replay(jnp.zeros((capacity, steps, 1)), jnp.zeros((capacity, steps), jnp.int32),
-                    jnp.zeros((capacity, steps)), jnp.zeros((capacity, steps), bool),
-                    jnp.zeros((capacity, steps, 2)), jnp.int32(0), jnp.int32(0))
+    example = Trajectory(jnp.zeros((steps, 1)), jnp.zeros(steps, jnp.int32), jnp.zeros(steps), jnp.zeros(steps, bool),
+                         jnp.zeros((steps, 2)))
+    replay = replay_init(example, capacity)
     written = []
     for _ in range(int(rng.integers(1, 12))):
         n = int(rng.integers(1, capacity + 1))
         ids = np.arange(len(written), len(written) + n)
         written += list(ids)
-        trajectories = (jnp.broadcast_to(jnp.asarray(ids, jnp.float32)[:, None, None], (n, steps, 1)),
-                        jnp.broadcast_to(jnp.asarray(ids, jnp.int32)[:, None], (n, steps)),
-                        jnp.zeros((n, steps)), jnp.zeros((n, steps), bool), jnp.zeros((n, steps, 2)))
+        trajectories = Trajectory(jnp.broadcast_to(jnp.asarray(ids, jnp.float32)[:, None, None], (n, steps, 1)),
+                                  jnp.broadcast_to(jnp.asarray(ids, jnp.int32)[:, None], (n, steps)),
+                                  jnp.zeros((n, steps)), jnp.zeros((n, steps), bool), jnp.zeros((n, steps, 2)))
         replay = replay_add(replay, trajectories)
+    held = written[-int(replay.size):]
     assert int(replay.size) == min(len(written), capacity)
-    assert sorted(np.asarray(replay.actions[: int(replay.size), 0]).tolist()) == written[-int(replay.size):]
-    obs, actions, *_ = replay_sample(replay, jax.random.PRNGKey(seed), 64)
-    assert obs.shape == (steps, 64, 1) and set(np.asarray(actions[0]).tolist()) <= set(written[-int(replay.size):])
+    assert sorted(np.asarray(replay.data.actions[: int(replay.size), 0]).tolist()) == held
+    sample = sample_trajectories(replay, jax.random.PRNGKey(seed), 64)
+    assert sample.obs.shape == (steps, 64, 1) and set(np.asarray(sample.actions[0]).tolist()) <= set(held)
+    whole = sample_trajectories(replay, jax.random.PRNGKey(seed), capacity)  # a batch of the whole buffer: itself
+    if int(replay.size) == capacity:
+        np.testing.assert_array_equal(whole.actions, np.swapaxes(np.asarray(replay.data.actions), 0, 1))
 
 
 def test_the_prediction_agent_has_the_rules_shapes():
@@ -131,15 +136,15 @@ def test_a_tiny_run_learns_once_the_buffer_holds_a_batch(run):
     loss = np.asarray(metrics.actor_loss)
     assert loss[0] == 0 and np.all(np.isfinite(loss[1:])) and np.all(loss[1:] != 0)  # 2 trajectories an update,
     # batch 4: the first update only fills the replay
-    assert int(state.replay.size) == 8 and int(state.update) == 5
+    assert int(state.extra.replay.size) == 8 and int(state.update) == 5
     first = compiled()[1](jax.random.PRNGKey(0), meta_params())
     assert not jax.tree.all(jax.tree.map(lambda a, b: bool(jnp.all(a == b)), first.params, state.params))
-    assert float(state.rule_state.adv_ema.decay_product) == pytest.approx(0.99 ** 4)  # one EMA step per learning
+    assert float(state.extra.rule_state.adv_ema.decay_product) == pytest.approx(0.99 ** 4)  # one EMA step per learning
 
 
 def test_the_target_parameters_trail_the_agents(run):
     _, state, _ = run
-    moved = jax.tree.map(lambda t, p: float(jnp.max(jnp.abs(t - p))), state.target_params, state.params)
+    moved = jax.tree.map(lambda t, p: float(jnp.max(jnp.abs(t - p))), state.extra.target_params, state.params)
     assert max(jax.tree.leaves(moved)) > 0
 
 
