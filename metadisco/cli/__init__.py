@@ -87,7 +87,10 @@ def add_global_options(parser: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from metadisco import __version__
+
     parser = _Parser(prog="metadisco", description="Discover RL objectives by evolution.")
+    parser.add_argument("--version", action="version", version=f"metadisco {__version__}")
     add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module_name in COMMANDS.items():
@@ -98,12 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def set_up_runtime(args) -> None:
-    """Devices and compilation cache, before the command imports JAX (a program that imported JAX first has
-    chosen its devices already; then `--devices N` selects N of them)."""
+    """Devices, deterministic GPU kernels and the compilation cache, before the command imports JAX (a program that
+    imported JAX first has chosen its devices and flags already; then `--devices N` selects N of them)."""
     from metadisco.parallel import compile_cache, devices
 
     if "jax" not in sys.modules:
         devices.use_all_cores(args.devices, override=args.devices is not None)
+        devices.use_deterministic_gpu()
     compile_cache.configure(args.compile_cache)
 
 

@@ -13,6 +13,11 @@ The device count is fixed when JAX creates its backends (its first computation),
 
 The `metadisco` command does this for you (`--devices N` to choose another count). On a GPU the flag only adds
 CPU devices that nothing uses; the GPUs are the devices.
+
+The command also asks XLA for deterministic GPU kernels (`use_deterministic_gpu`): without
+`--xla_gpu_deterministic_ops=true` XLA's GPU scatters and some reductions may sum in a different order from run to
+run, and its autotuner may pick other kernels on another machine. The CPU backend is deterministic either way (its
+numbers are the same with the flag).
 """
 
 from __future__ import annotations
@@ -33,6 +38,24 @@ def wants_distributed() -> bool:
 
 DEVICE_FLAG = "--xla_force_host_platform_device_count"
 _FLAG_RE = re.compile(r"--xla_force_host_platform_device_count=(\S*)")
+
+
+DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops"
+_DETERMINISTIC_RE = re.compile(r"--xla_gpu_deterministic_ops(?:=(\S*))?")
+
+
+def use_deterministic_gpu() -> None:
+    """Ask XLA for deterministic GPU kernels, before JAX starts, unless XLA_FLAGS already names the flag (the
+    user's choice wins: `XLA_FLAGS=--xla_gpu_deterministic_ops=false` trades bit-identity for speed)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if _DETERMINISTIC_RE.search(flags) is None:
+        os.environ["XLA_FLAGS"] = " ".join([*flags.split(), f"{DETERMINISTIC_FLAG}=true"])
+
+
+def gpu_deterministic_ops() -> bool:
+    """Whether XLA_FLAGS asks for deterministic GPU kernels (what a GPU run records in its devices.json)."""
+    match = _DETERMINISTIC_RE.search(os.environ.get("XLA_FLAGS", ""))
+    return match is not None and (match.group(1) or "true").lower() in ("true", "1")
 
 
 def cpu_count() -> int:

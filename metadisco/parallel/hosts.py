@@ -87,11 +87,15 @@ def to_host(tree):
 
 
 def record_devices(run_dir: Path, mesh: Mesh) -> None:
-    """Write RUN_DIR/devices.json: the device count results are bit-identical for (a resume checks it)."""
+    """Write RUN_DIR/devices.json: the device count results are bit-identical for (a resume checks it), and on a
+    GPU whether its kernels were deterministic (`metadisco.parallel.devices.use_deterministic_gpu`)."""
     from metadisco.core.io import atomic_write_text
+    from metadisco.parallel.devices import gpu_deterministic_ops
 
-    note = {"devices": int(mesh.devices.size), "processes": jax.process_count(),
-            "platform": mesh.devices.flat[0].platform}
+    platform = mesh.devices.flat[0].platform
+    note = {"devices": int(mesh.devices.size), "processes": jax.process_count(), "platform": platform}
+    if platform == "gpu":
+        note["gpu_deterministic_ops"] = gpu_deterministic_ops()
     atomic_write_text(Path(run_dir) / DEVICES_FILE, json.dumps(note, indent=2) + "\n")
 
 

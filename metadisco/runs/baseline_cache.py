@@ -94,8 +94,13 @@ def _platform() -> dict:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             versions[name] = None
-    return {"packages": versions, "backend": jax.default_backend(), "device_kind": jax.devices()[0].device_kind,
-            "code": code_version()}
+    out = {"packages": versions, "backend": jax.default_backend(), "device_kind": jax.devices()[0].device_kind,
+           "code": code_version()}
+    if out["backend"] == "gpu":  # another kernel choice, other bits
+        from metadisco.parallel.devices import gpu_deterministic_ops
+
+        out["gpu_deterministic_ops"] = gpu_deterministic_ops()
+    return out
 
 
 def cacheable(env_id: str, objective=None) -> bool:

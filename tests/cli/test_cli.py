@@ -114,3 +114,13 @@ def test_fresh_process_uses_every_core_and_the_compilation_cache(tmp_path):
     assert second["final_return"] == first["final_return"]  # same seed, same device count: bit-identical
     third = train("c", "--devices", str(cpu_count()), "--no-compile-cache")
     assert third["devices"] == cpu_count() and not third["compile_cached"]
+
+
+def test_version_is_the_packages_one(capsys):
+    import importlib.metadata
+
+    import metadisco
+
+    code, out, _ = run_cli(capsys, "--version")
+    assert code == 0 and out.strip() == f"metadisco {metadisco.__version__}"
+    assert importlib.metadata.version("metadisco") == metadisco.__version__  # pyproject reads it from there

@@ -61,3 +61,30 @@ def test_flag_parsing(monkeypatch):
 ])
 def test_with_device_count_replaces_only_the_count(flags, expected):
     assert devices.with_device_count(flags, 2) == expected
+
+
+@pytest.mark.parametrize("before, after, on", [
+    (None, "--xla_gpu_deterministic_ops=true", True),
+    ("--xla_foo=1", "--xla_foo=1 --xla_gpu_deterministic_ops=true", True),
+    # The user's own choice wins, either way.
+    ("--xla_gpu_deterministic_ops=false", "--xla_gpu_deterministic_ops=false", False),
+    ("--xla_gpu_deterministic_ops", "--xla_gpu_deterministic_ops", True),
+])
+def test_deterministic_gpu_kernels_are_asked_for_unless_the_user_chose(monkeypatch, before, after, on):
+    if before is None:
+        monkeypatch.delenv("XLA_FLAGS", raising=False)
+        assert not devices.gpu_deterministic_ops()
+    else:
+        monkeypatch.setenv("XLA_FLAGS", before)
+    devices.use_deterministic_gpu()
+    assert os.environ["XLA_FLAGS"] == after and devices.gpu_deterministic_ops() is on
+
+
+def test_the_command_asks_for_deterministic_gpu_kernels_and_the_cpu_accepts_the_flag():
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    code = ("import sys, os; from metadisco.cli import main; code = main(['envs']); "
+            "print(os.environ['XLA_FLAGS'], file=sys.stderr); sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "--xla_gpu_deterministic_ops=true" in proc.stderr.splitlines()[-1]
