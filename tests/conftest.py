@@ -31,7 +31,7 @@ import pytest  # noqa: E402
 
 # XLA:CPU's LLVM optimisation level for the fast tests: 1 instead of the default 3. The fast tests' time is mostly
 # compilation (their programs run for milliseconds), and at level 1 a tiny CartPole PPO program compiles in about
-# half the time (16 s against 31-36 s on 2 loaded cores, session 39). Level 0 compiles faster still but runs env code
+# half the time (16 s against 31-36 s on 2 loaded cores). Level 0 compiles faster still but runs env code
 # 5x slower (tests/envs/test_seaquest.py: 275 s against 57 s) and changes float results in their last bits (a
 # start-point digest test failed there); level 1 passed both. The slow tests, whose point is learning at a real size
 # and bit-identity with committed runs, keep XLA's default: the level is lowered only when the fast tests alone are
@@ -51,8 +51,8 @@ def _release_compiled_programs():
 
     A test process compiles thousands of XLA programs and JAX keeps every one, each with about three memory
     mappings of JIT-compiled code per kernel: without this a worker reached 59,919 mappings near the end of the
-    suite (session 25), against Linux's limit of 65,530 per process (vm.max_map_count), and CI's workers died
-    inside XLA's compiler near the end of the run (sessions 19, 20, 23, 24). With it the peak was 15,228 and the
+    suite, against Linux's limit of 65,530 per process (vm.max_map_count), and CI's workers died
+    inside XLA's compiler near the end of the run, several times. With it the peak was 15,228 and the
     suite ran 1.8x faster (47.5 -> 26.9 min). Files share compiled programs through module fixtures, so
     clearing at a file's end recompiles nothing a file shares within itself.
     """

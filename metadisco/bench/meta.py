@@ -109,7 +109,7 @@ class ResidentMemory:
 def memory_over_generations(generations: int = 300, early: int = 30, timesteps: int = 512) -> dict:
     """Resident memory after generation `early` and after the last of a tiny run written to a run directory
     (metrics, objective and checkpoint every generation, the ES mean scored every 10): a long run's footprint
-    stays flat when every generation frees what it made. Aim (issue 32): within 10%."""
+    stays flat when every generation frees what it made. Aim: within 10%."""
     config = bench_config(4, timesteps, generations)
     config["tasks"][0]["train"] = {"num_envs": 4, "num_steps": 16, "hidden_sizes": [8, 8], "num_minibatches": 2,
                                    "update_epochs": 2}

@@ -2,8 +2,8 @@
 
     {"settings": {...}, "envs": {env: {method: {...}}}, "aggregate": {...}}
 
-Files written before the envs had their own key (every eval.json committed under results/ up to issue 46) held
-each env id beside "settings" and "aggregate": `{"settings", env_1, ..., env_n, "aggregate"}`. `in_layout`
+Files written before the envs had their own key (the early eval.json files committed under results/) held each env
+id beside "settings" and "aggregate": `{"settings", env_1, ..., env_n, "aggregate"}`. `in_layout`
 reads either into the layout above, so no reader filters section names out of the env ids itself.
 """
 

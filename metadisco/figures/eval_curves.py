@@ -83,7 +83,7 @@ def plot_aggregate(aggregate: dict, methods: list[str], path: Path) -> None:
 
 
 def eval_envs(report: dict) -> dict[str, dict[str, dict]]:
-    """An eval.json's per-env entries: under `envs` since session 27, at the top level in older files."""
+    """An eval.json's per-env entries: under `envs` in newer files, at the top level in older files."""
     if "envs" in report:
         return report["envs"]
     return {key: value for key, value in report.items() if key not in ("settings", "aggregate")}

@@ -1,4 +1,4 @@
-"""OPEN's network rows-first (before session 27) against features-first (after): the optimiser's step alone and a
+"""OPEN's network rows-first (the old layout) against features-first (the new): the optimiser's step alone and a
 whole Breakout training update, in one checkout at a time, so run it once per checkout, alternating:
 
     git worktree add /tmp/before e806795          # the last commit with the rows-first network
@@ -8,7 +8,7 @@ whole Breakout training update, in one checkout at a time, so run it once per ch
 
 Prints, per process: the checkout, ms per OPEN optimiser step (32 steps of Breakout's 59,908 parameters in one
 program, median of 5) and ms per training update of Adam's and OPEN's PPO (8 updates of 8,192 env steps, median
-of 5). Session 27's output is `open_layout.txt`.
+of 5). The earlier output is `open_layout.txt`.
 """
 
 import json

@@ -1,8 +1,8 @@
-"""Why short_long_minatar's validation is slow (session 26): env-only steps/s of each MinAtar game as the trainer
+"""Why short_long_minatar's validation is slow: env-only steps/s of each MinAtar game as the trainer
 steps it (64 envs, random actions, one seed), and the seconds of each part of gymnax's Seaquest step alone
 (200 steps of 64 vmapped envs, from states 60 steps in, so that entities exist).
 
-Since session 33 the env-only line measures metadisco's Seaquest (`metadisco.envs.seaquest`, 40-row buffers) and
+The env-only line measures metadisco's Seaquest (`metadisco.envs.seaquest`, 40-row buffers) and
 the parts gymnax's own (100 rows); `seaquest_step.txt` was written before, with gymnax's in both;
 `seaquest_bounded.py` compares the two.
 

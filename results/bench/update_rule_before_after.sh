@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 43: the update-rule trainer's time per update (Disco103 on Catch-bsuite, update_rule_classic: 2 envs x 29
+# The update-rule trainer's time per update (Disco103 on Catch-bsuite, update_rule_classic: 2 envs x 29
 # steps, a learner step on 64 trajectories of DeepMind's 512-512 agent; 1 seed, 60 updates after a compiling run),
-# at the commit before session 43's changes (BEFORE) and at this checkout, alternating, 5 rounds; medians and their
+# at the commit before the trainer's speed-up (BEFORE) and at this checkout, alternating, 5 rounds; medians and their
 # ratio. The changes: one forward pass of the agent serves the rule's inputs and the loss; the backward pass runs
 # only through what the loss reads (the heads at the actions taken, not every action's); each of the meta-network's
 # z_net / y_net passes runs once per source.

@@ -1,7 +1,7 @@
 """Validation of experiments/short_long_minatar.yaml at 625k steps (Freeway and Seaquest, 2 seeds each), timed
 both ways on 2 CPU devices: the paired program of (ES mean, PPO), one row per device, task after task (the
-validation before session 35), against the mean alone in a one-device program per task, Freeway on device 0 and
-Seaquest on device 1 at once (session 35, `MetaProblem.own_device`); and each one-device program alone.
+validation before it had devices of its own), against the mean alone in a one-device program per task, Freeway on device 0 and
+Seaquest on device 1 at once (`MetaProblem.own_device`); and each one-device program alone.
 PPO stands in for the mean (the same program and cost).
 
     python results/bench/validation_layout.py > results/bench/validation_layout.txt   # about 25 min

@@ -13,7 +13,7 @@ python experiments/disco103_catch.py --weights "$weights" --updates 1000 --seeds
   | tee "$out/metadisco.txt"
 "$venv/bin/python" experiments/disco103_catch.py --weights "$weights" --updates 1000 --seeds 0,1 --env deepmind \
   --out "$out/metadisco_deepmind_catch.json" | tee "$out/metadisco_deepmind_catch.txt"
-# Session 47: the notebook plays an 8 x 8 board (jittable_envs.get_config_catch()), not the game's default 10 x 5.
+# The notebook plays an 8 x 8 board (jittable_envs.get_config_catch()), not the game's default 10 x 5.
 "$venv/bin/python" experiments/disco103_catch.py --weights "$weights" --updates 1000 --seeds 0,1 \
   --env deepmind-notebook --out "$out/metadisco_notebook_catch.json" | tee "$out/metadisco_notebook_catch.txt"
 for seed in 0 1; do

@@ -5,7 +5,7 @@
 # the judge's; only the across-env aggregate differs from the whole plan's eval.md (it covers these envs alone).
 #   [DEVICES=N] bash results/disco103_judged/render_envs.sh JUDGE_DIR ENV@STEPS[,ENV@STEPS...] OUT
 # DEVICES: the device count the judge ran with, where it differs from this machine's (1 on the lent GPU).
-# e.g. the GPU piece's two finished envs of the declared plan (session 49):
+# e.g. the GPU piece's two finished envs of the declared plan:
 #   DEVICES=1 bash results/disco103_judged/render_envs.sh results/disco103_judged \
 #     Catch-bsuite@58000,Breakout-MinAtar@1000000 results/disco103_judged/gpu_catch_breakout
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 66, item 3, declared 2026-11-29 (session 41) before any of it ran: Disco103 judged by the field's rules.
+# Issue 66, item 3, declared 2026-11-29 before any of it ran: Disco103 judged by the field's rules.
 # Disco103 (DeepMind's released update rule, imported unchanged) against PPO and DPO on Catch-bsuite at DeepMind's
 # eval-notebook budget (58,000 steps) and on four MinAtar games at 1e6 steps, each method with its own algorithm's
 # preset (update_rule_classic / update_rule_minatar for Disco103: DeepMind's 512-512 agent, 64 trajectories of 29
@@ -10,7 +10,7 @@
 # (~4,000 s for one call of 16 seeds on Catch, 7 calls an env), so this runs on a GPU, in resumable pieces:
 #   bash results/disco103_judged/run.sh [disco_103.npz]      (rerun until it prints the table; --resume keeps cells)
 # PLAN_ENVS and PLAN_DIR, when set, run the same plan on other envs into another folder: the CPU-sized piece declared
-# in minatar_cpu/run.sh (session 46). Unset, this is the plan as declared. (Not OUT: a device machine sets that.)
+# in minatar_cpu/run.sh. Unset, this is the plan as declared. (Not OUT: a device machine sets that.)
 # DEVICES, when set, is the device count (render_envs.sh: to resume cells a judge wrote on another count).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -5,7 +5,7 @@
 # deterministic-episode scores (16 episodes of the policy's mode per agent, DiscoBench's score) should agree
 # within the CIs.
 #
-# Reduced budget, declared here before any run (session 18):
+# Reduced budget, declared here before any run:
 #   envs     MinAtar/Breakout and MinAtar/SpaceInvaders (DiscoBench's ids; metadisco's Breakout-MinAtar, ...)
 #   budget   TIMESTEPS=1,000,000 env steps per agent (DiscoBench's protocol: 1e7), SEEDS=4 seeds (its: 8),
 #            one learning rate, LR_INDEX=4 of DiscoBench's grid linspace(1e-3, 1e-2, 10), i.e. 5e-3 (its: all 10)

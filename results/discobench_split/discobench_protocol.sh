@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 43, item 3: the objective meta-trained by experiments/discobench_split.yaml, scored by DiscoBench's own
 # code (discogen 1.3.0: its generated OnPolicyRL task, train.py, networks and main.py's scoring) on the meta-test
-# pair, beside PPO and DPO exported the same way. Declared in session 19, before meta-training finished and before
+# pair, beside PPO and DPO exported the same way. Declared before meta-training finished and before
 # any of it ran.
 #   bash results/discobench_split/discobench_protocol.sh [WORK_DIR]     (after evaluate.sh made kept.msgpack)
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 43, item 2: the objective meta-trained by experiments/discobench_split.yaml, judged on DiscoBench's
-# meta-test pair. Declared in session 18, before meta-training ran.
+# meta-test pair. Declared before meta-training ran.
 #   bash results/discobench_split/evaluate.sh [RUN_DIR]          (default: results/discobench_split/run)
 #
 # kept: the ES mean validation kept (objective_best.msgpack), else the final mean.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 63, item 4: the TA-LPO drifts that hold under tuning, judged by DiscoBench's own code. Declared in session
-# 42 before any of it ran.
+# Issue 63, item 4: the TA-LPO drifts that hold under tuning, judged by DiscoBench's own code. Declared
+# before any of it ran.
 #
 # Methods (each exported with `metadisco export --format discobench`, or DiscoBench's own file):
 #   ppo    DiscoBench's baseline loss.py, unchanged (DiscoBench's PPO)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 66, item 4, declared 2026-11-29 (session 41) before it ran: TA-LPG evolved on LPG's gridworlds
+# Issue 66, item 4, declared 2026-11-29 before it ran: TA-LPG evolved on LPG's gridworlds
 # (experiments/lpg_gridworld.yaml), then judged on envs it never saw: gridworld/rand_dense, gridworld/long and
 # gridworld/rand_long at the training length (65,536 steps) and Breakout-MinAtar at 500,000, against PPO. Both train
 # the same agent on the same data per update (two 64-64 tanh towers, 8 envs x 20 steps; PPO's other settings its
@@ -11,10 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=results/lpg_gridworld
 metadisco --no-progress meta-train experiments/lpg_gridworld.yaml --out "$OUT/run" \
-  $( [ -d "$OUT/run/checkpoints" ] && echo --resume ) 2>&1 | tee -a "$OUT/run.txt"
+  $( [ -d "$OUT/run/checkpoints" ] && echo --resume) 2>&1 | tee -a "$OUT/run.txt"
 AGENT=(--set num_envs=8 --set num_steps=20 --set replay_capacity=8 --set replay_batch=8 --set hidden_sizes=64,64
        --set activation=tanh --set gamma=0.99)
-# The gridworlds and Breakout are two evaluations (split in session 41 before either ran, so that the gridworlds'
+# The gridworlds and Breakout are two evaluations (split before either ran, so that the gridworlds'
 # table does not wait on Breakout's longer runs): the same methods, seeds, grid and settings as one would have.
 for part in gridworld breakout; do
   envs=gridworld/rand_dense@65536,gridworld/long@65536,gridworld/rand_long@65536

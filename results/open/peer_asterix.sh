@@ -2,7 +2,7 @@
 # Issue 44, item 2, the Asterix half of the side-by-side: OPEN's released asterix_OPEN.npy trained by OPEN's own PPO
 # and by metadisco's, Asterix-MinAtar at OPEN's settings (configs.py "asterix": the minatar preset's numbers) and a
 # CPU budget of 5e5 steps (OPEN's is 1e7; as for Breakout, the question is whether the two codes score alike with
-# the same weights, not the paper's claim). Declared in session 30, before it ran.
+# the same weights, not the paper's claim). Declared before it ran.
 #   OPEN_SRC=/tmp/open_src/rl_optimizer OPEN_PY=/tmp/open_venv/bin/python bash results/open/peer_asterix.sh
 # OPEN_SRC and OPEN_PY are built as results/open/README.md says (section 2). OPEN's code runs 8 seeds (about 25 min
 # of this 2-core CPU alone; 16 did not fit the session beside the OPEN judging), metadisco's 16 (the Breakout rows'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 30, item 3: how the kept objective is judged. Declared in session 16 while meta-training was at
+# Issue 30, item 3: how the kept objective is judged. Declared while meta-training was at
 # generation 37 of 60, before any of it ran and before the kept objective existed.
 #   bash results/short_long_minatar/evaluate.sh [RUN_DIR]       (default: results/short_long_minatar/run)
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 42, item 4: does the flagship held-out result hold when every method's learning rate is tuned?
-# Declared (session 18) before it ran. The kept TA-LPO drift against PPO and DPO on the held-out regime where the
+# Declared before it ran. The kept TA-LPO drift against PPO and DPO on the held-out regime where the
 # README claims its gain (SpaceInvaders-MinAtar at 156,250 steps; the 625,000-step regime is left for a later
 # session: its untuned evaluation alone took 12 min here, tuned about 1 hour), 16 seeds, base seed 1000 (the
 # reported seeds are those of eval_held_out), each method's lr tuned over {2.5e-3, 5e-3, 1e-2} (the preset's 5e-3

@@ -1,6 +1,6 @@
-"""Does a floor under the drift's trust region stop the tuned drift's collapse? (session 44, an intervention)
+"""Does a floor under the drift's trust region stop the tuned drift's collapse? (an intervention)
 
-Session 43 (results/talpo_minatar_tuned/collapse.txt) found two things side by side: the TA-LPO drift meta-trained
+The collapse diagnosis (results/talpo_minatar_tuned/collapse.txt) found two things side by side: the TA-LPO drift meta-trained
 with tuned fitness keeps 2-5% of PPO's penalty for lowering a negative-advantage action beyond the clip, and at
 1e6 steps its policy's entropy collapses (0.03 on SpaceInvaders at lr 5e-3, returns near 0). A correlation. This
 script intervenes: the same drift with `floor` f (drift_f = max(drift, f ppo), `metadisco.objectives.lpo`), its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mission item 1, declared 2026-11-29 (session 44) before any of it ran: meta-train
+# Mission item 1, declared 2026-11-29 before any of it ran: meta-train
 # experiments/talpo_minatar_floor.yaml (tuned fitness, drift floored at PPO's), then judge its final ES mean (the
 # selection rule, fixed now) on envs it never saw against PPO, DPO and the unfloored drift meta-trained the same way
 # (results/talpo_minatar_tuned/run/objective.msgpack), every method at its own best lr of {2.5e-3, 5e-3, 1e-2}
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=results/talpo_floor
 metadisco --no-progress meta-train experiments/talpo_minatar_floor.yaml --out "$OUT/run" \
-  $( [ -d "$OUT/run/checkpoints" ] && echo --resume ) 2>&1 | tee -a "$OUT/run.txt"
+  $( [ -d "$OUT/run/checkpoints" ] && echo --resume) 2>&1 | tee -a "$OUT/run.txt"
 judge() {  # judge FOLDER ENVS
   metadisco --no-progress evaluate "floored=$OUT/run/objective.msgpack" \
     --baselines "ppo,dpo,unfloored=results/talpo_minatar_tuned/run/objective.msgpack" \

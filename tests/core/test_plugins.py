@@ -186,7 +186,7 @@ def test_the_committed_output_is_of_the_current_config(name):
 
 
 def test_resolved_configs_and_their_digests_are_unchanged():
-    # tests/data/config_digest_v1.yaml is the quickstart of sessions 3-6, frozen: its digests were recorded then
+    # tests/data/config_digest_v1.yaml is an early quickstart, frozen: its digests were recorded then
     v1 = Path(__file__).resolve().parents[1] / "data" / "config_digest_v1.yaml"
     assert config_digest(load_config(v1).to_yaml()) \
         == "13bb3a4e6fbcf49a53061a28c368c3d095901a1051258d45b0843e87f51ba775"

@@ -3,7 +3,7 @@ that adding `combine:` (rank combination of tasks) changed nothing for a config 
 before that change, with the test session's 4 CPU devices:
 `PYTHONPATH=OLD_TREE python tests/data/record_pre_task_ranks.py`; tests/meta/test_task_ranks.py reruns `runs()`
 on the current code and compares: the objective file's bytes and the numbers of every metrics line.
-Re-recorded (session 9) when `final_return` started scoring a run with no episode in its final window by its
+Re-recorded when `final_return` started scoring a run with no episode in its final window by its
 latest update that finished any, instead of NaN: a deliberate change of those runs' numbers (the paired run
 here has such members; the fixed one does not and recorded the same numbers again).
 """
@@ -35,7 +35,7 @@ KEYS = ("generation", "fitness_mean", "fitness_max", "fitness_min", "fitness_std
         "ppo", "fitness_of_initial_mean", "fitness_of_mean", "env_steps")
 
 
-RENAMED = {"baseline": "ppo"}  # a key's name now -> its name when recorded (session 16: the paired control)
+RENAMED = {"baseline": "ppo"}  # a key's name now -> its name when recorded (the paired control's old name)
 
 
 def as_recorded(line: dict) -> dict:

@@ -62,7 +62,7 @@ def test_random_play_keeps_the_rules(name):
 @pytest.mark.slow  # about 30 s here
 def test_ppo_learns_dense():
     """PPO (PureJaxRL's classic settings, 16 envs x 32 steps) on `gridworld/dense` from random play (about 5 a
-    500-step episode) to above 20 by 200k steps, on each of 2 seeds; measured 39 in session 41."""
+    500-step episode) to above 20 by 200k steps, on each of 2 seeds; measured 39."""
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.runs.seeds import resolve_config, train_seeds
 

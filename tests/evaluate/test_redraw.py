@@ -12,7 +12,7 @@ from metadisco.figures.eval_curves import eval_envs, redraw
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = sorted(ROOT.glob("results/**/eval.json"))
-OLD = ROOT / "results/discovery/campaign7/eval/eval.json"  # envs at the top level (before session 27)
+OLD = ROOT / "results/discovery/campaign7/eval/eval.json"  # envs at the top level (older files)
 NEW = ROOT / "results/value_loss_cartpole/eval_1x_tuned/eval.json"  # envs under "envs"
 
 

@@ -395,7 +395,7 @@ def test_probe_names_tasks_that_no_run_could_score():
 
     report = {"tasks": {"Freeway-MinAtar@250000": {"ppo": math.nan},
                         "Gone@1000": {"ppo": None},  # as read back from --out JSON
-                        "CartPole-v1@24576": {"baseline": 278.0}}}  # "ppo": a report before session 16
+                        "CartPole-v1@24576": {"baseline": 278.0}}}  # "ppo": an old report's key
     notes = unscored_notes(report)
     assert [n.split(":")[1].strip() for n in notes] == ["Freeway-MinAtar@250000", "Gone@1000"]
     assert all("no episode ended" in n and "diverged" in n for n in notes)

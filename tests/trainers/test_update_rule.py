@@ -184,7 +184,7 @@ def test_bad_settings_are_named():
 def test_disco103_learns_catch():
     """Disco103 teaches a small agent to catch: 3 seeds, 600 updates of the eval notebook's sizes (2 envs x 29
     steps, lr 1e-2, 32 trajectories a learner step) with a 64-64 torso; random play returns -0.6, perfect 1.
-    Measured in session 40: the last 60 updates' mean return 1.00, 0.99, 0.96."""
+    Measured: the last 60 updates' mean return 1.00, 0.99, 0.96."""
     updates = 600
     config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * updates, replay_batch=32,
                      hidden_sizes=(64, 64))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 66, item 3, its Catch part on this 2-core CPU, declared 2026-11-29 (session 45) before any of it ran. The
+# Issue 66, item 3, its Catch part on this 2-core CPU, declared 2026-11-29 before any of it ran. The
 # plan of ../run.sh restricted to Catch-bsuite, unchanged otherwise: Disco103 (DeepMind's released update rule,
 # imported unchanged) against PPO and DPO at DeepMind's eval-notebook budget (58,000 steps), each method with its
 # own algorithm's preset (update_rule_classic for Disco103; classic for PPO and DPO), every method's lr tuned over
@@ -9,7 +9,7 @@
 # seeds on 2 idle cores, 5-6 such calls: run it over sessions, rerun until it prints the table (--resume keeps the
 # cells; commit eval/cells/ between sessions):
 #   bash results/disco103_judged/catch_cpu/run.sh [disco_103.npz]
-# (Session 46: written as ../run.sh with PLAN_ENVS / PLAN_DIR, the same command as the lines it had; about 105
+# (Written as ../run.sh with PLAN_ENVS / PLAN_DIR, the same command as the lines it had; about 105
 # CPU-minutes a Disco103 call was measured, not 45.)
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 66, item 3, a MinAtar part this 2-core CPU can run, declared 2026-11-30 (session 46) before any of it ran.
-# The declared plan (../run.sh: 1e6 steps on four MinAtar games) is a GPU job, and no GPU was lent in sessions 40-46;
+# Issue 66, item 3, a MinAtar part this 2-core CPU can run, declared 2026-11-30 before any of it ran.
+# The declared plan (../run.sh: 1e6 steps on four MinAtar games) is a GPU job, and no GPU was lent ;
 # on these cores it is about three days. This piece is the same plan (same methods, presets, lr grid
 # {3e-4, 1e-3, 3e-3, 1e-2} chosen on 16 selection seeds, 16 fresh reported seeds from base seed 2000, 16
 # deterministic episodes per agent, the final return as the verdict) on two MinAtar games at 156,250 steps: the

@@ -2,7 +2,7 @@
 # Issue 44, item 2: OPEN's released asterix_OPEN.npy against Adam with its learning rate tuned, Asterix-MinAtar at
 # OPEN's full budget (1e7 env steps, 1220 updates of 64 envs x 128 steps), 16 seeds, on this 2-core CPU because no
 # GPU was lent. The protocol of results/open/gpu_1e7/ (where Breakout ran and Asterix did not finish), declared in
-# session 30 before it ran. Several sessions: the sweep resumes by learning rate (`--resume`); the OPEN run is one
+# before it ran. In several parts: the sweep resumes by learning rate (`--resume`); the OPEN run is one
 # call of about 2-3 h, rerun whole if stopped (it skips when its summary exists).
 #   OPEN_SRC=/tmp/open_src/rl_optimizer bash results/open/cpu_asterix_1e7/run.sh [sweep|open|all]
 set -euo pipefail

@@ -1,5 +1,5 @@
 # Is the README's determinism claim true on a GPU? The quickstart twice on the same machine, same seed: every
-# metric but the timings compared (issue 45, item 4, session 34). Run from the repository root with .whl carried.
+# metric but the timings compared (issue 45, item 4). Run from the repository root with .whl carried.
 . results/bench/gpu/env.sh
 for i in 1 2; do
   python3 -m metadisco meta-train experiments/quickstart.yaml --out /tmp/q$i --no-progress > "$OUT/determinism_run$i.log" 2>&1

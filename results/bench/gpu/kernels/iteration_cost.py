@@ -1,7 +1,7 @@
 """What a sequential loop iteration costs on this device, program by program (issue 45, item 4).
 
 `metadisco.parallel.cost` estimates a trainer's time on a GPU as max(FLOPs / peak, bytes / bandwidth, loop
-iterations x seconds per iteration). Session 19 measured 24-28 us per iteration for CartPole on one H200 and
+iterations x seconds per iteration). An earlier call measured 24-28 us per iteration for CartPole on one H200 and
 46-74 us for SpaceInvaders-MinAtar, so one figure per GPU is 2x off for MinAtar. This script gathers what a better
 model needs: for PPO trainers of several envs, seed counts and objectives (a population's rows carry their own
 meta-parameters), the compiled program's seconds per call (median of 3 after one warm call) and its optimised HLO

@@ -34,7 +34,7 @@ from iteration_cost import build  # noqa: E402  (beside this file)
 from metadisco.parallel import cost  # noqa: E402
 
 H200 = cost.ACCELERATORS["H200"]
-OLD_ITERATION_SECONDS = 25e-6  # the model before session 34
+OLD_ITERATION_SECONDS = 25e-6  # the model before the kernel count
 
 
 def main(folder: Path) -> None:

@@ -1,7 +1,7 @@
-# Issue 45, item 4, session 34: one prepared call on the lent GPU. (1) What a loop iteration costs program by
+# One prepared call on the lent GPU. (1) What a loop iteration costs program by
 # program, with each program's optimised HLO (iteration_cost.py), to correct the dry run's estimate for MinAtar;
 # (2) the dry run of the MinAtar recipe and of the quickstart, each beside its own measured call; (3) the README's
-# main job (the quickstart) again on today's code; (4) the GPU-side tests of what changed since session 19 (the
+# main job (the quickstart) again on today's code; (4) the GPU-side tests of what changed since then (the
 # bounded Seaquest). Each step has its own time limit; logs and JSON go to $OUT. Run from the repository root with
 # .whl carried (env.sh).
 . results/bench/gpu/env.sh

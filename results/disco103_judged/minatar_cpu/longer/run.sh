@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A diagnostic beside the MinAtar judge, declared 2026-11-30 (session 48) before it ran; it chooses nothing.
+# A diagnostic beside the MinAtar judge, declared 2026-11-30 before it ran; it chooses nothing.
 # The judge (../run.sh) found Disco103 at the random policy's return on Breakout at 156,250 steps at every lr of the
 # grid: a flat curve from the first update to the last. 156,250 steps at 16 envs x 29 steps are 337 learner steps;
 # on Catch (results/disco103_catch, catch_cpu) Disco103 plays at chance for its first ~500 learner steps at lr 1e-2
