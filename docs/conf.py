@@ -24,6 +24,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "sphinx_design",  # the home page's cards
     "repo_pages",  # results/**/README.md as pages, links rewritten and checked
+    "registry_docs",  # the registries' entries, the algorithms and the presets, listed from the code
 ]
 
 exclude_patterns = ["_build", "_ext", "jupyter_execute", "**.ipynb_checkpoints", "screenshots"]
@@ -52,4 +53,5 @@ html_theme_options = {
     "home_page_in_toc": True,
     "use_download_button": False,
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]  # tables wrap inside the text column instead of scrolling sideways

@@ -30,6 +30,20 @@ PIECE_REGISTRIES = {"drift": DRIFTS, "value_loss": VALUE_LOSSES, "optimizer": OP
 
 @dataclass(frozen=True)
 class Objective:
+    """An RL objective: the pieces an algorithm's trainer calls, one per slot, each equal to its handcrafted baseline
+    at zero meta-parameters (`zero_meta`).
+
+    drift:       mirror learning's drift (PPO's clip by default; LPO / TA-LPO learnable), read by PPO.
+    value_loss:  the critic's or TD loss (PPO's clipped L2 by default).
+    optimizer:   builds the optax optimiser (Adam by default; OPEN and learned optimisers learnable).
+    trace:       a TD objective's lambda per step (PQN's); None for policy optimisation.
+    update_rule: a learned update rule (Disco103, LPG) that replaces every other piece; None otherwise.
+    algorithm:   the registered algorithm that trains it (`metadisco.get_algorithm`); "" infers it from the slots.
+
+    `Objective.from_spec({"drift": {"kind": "lpo"}})` builds one from plain data; `BUILTIN_OBJECTIVES` holds the
+    handcrafted ones by name.
+    """
+
     drift: Piece = field(default_factory=lambda: DRIFTS.make("ppo"))
     value_loss: Piece = field(default_factory=lambda: VALUE_LOSSES.make("clipped_l2"))
     optimizer: Piece = field(default_factory=lambda: OPTIMIZERS.make("adam"))

@@ -153,6 +153,12 @@ class UpdateRule(LearnedPiece, Protocol):
 
 
 class Registry:
+    """The pieces of one objective slot by name (`DRIFTS`, `VALUE_LOSSES`, `OPTIMIZERS`, `TRACES`, `UPDATE_RULES`).
+
+    `@REGISTRY.register("name")` adds a piece class; `names()` lists them; `make(name, **options)` builds one with
+    its options checked. The API reference lists each registry's entries.
+    """
+
     def __init__(self, kind: str):
         self.kind = kind
         self._pieces: dict[str, type] = {}
@@ -171,6 +177,9 @@ class Registry:
 
     def names(self) -> list[str]:
         return sorted(self._pieces)
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} registry: {', '.join(self.names())}>"
 
     def get(self, name: str) -> type:
         if name not in self._pieces:

@@ -34,7 +34,8 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     (`metadisco.trainers.algorithm`): the one entry point every caller uses. `config` is a full config or a static
     one (`metadisco.trainers.hyper.static_of`, whose functions then need `hyper`);
     `train(key, meta_params, hyper=None) -> TrainResult` for every algorithm; with `config.eval_episodes` it also
-    plays that many deterministic episodes after training (`metadisco.trainers.greedy.with_evaluation`)."""
+    plays that many deterministic episodes after training (`metadisco.trainers.greedy.with_evaluation`).
+    `env` is one environment (`metadisco.make_env(env_id)`), vectorised by the trainer."""
     check_objective(config, objective)
     trainer = get_algorithm(config.algorithm).build(config, env, objective)
     if config.eval_episodes:
@@ -46,5 +47,11 @@ def make_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
 def make_train(config: TrainConfig, env, objective: Objective) -> Callable[..., TrainResult]:
     """Build `train(key, meta_params, hyper=None) -> TrainResult` of `config.algorithm` for one agent; jit / vmap
-    it as needed. Shorthand for `make_trainer(...).train`."""
+    it as needed. Shorthand for `make_trainer(...).train`.
+
+    Args:
+        config: the trainer's settings (`get_preset(name)`, changed with `dataclasses.replace`).
+        env: the environment, `metadisco.make_env(env_id)` (one env; the trainer vectorises it `config.num_envs` times).
+        objective: what is trained; it must fit `config.algorithm` (a one-line `UserError` otherwise).
+    """
     return make_trainer(config, env, objective).train

@@ -272,7 +272,9 @@ def preset_names() -> list[str]:
 
 def get_preset(name: str) -> TrainConfig:
     """The preset `name` (`preset_names()`): an algorithm's settings for one env family, each number's source
-    beside it in the algorithm's module (`classic`, `minatar`, `brax`, `craftax` are PPO's)."""
+    beside it in the algorithm's module. PPO's are named by the family (`classic`, `minatar`, `brax`, `craftax`),
+    every other algorithm's `<algorithm>_<family>` (`pqn_minatar`, `dqn_classic`, `update_rule_classic`); the API
+    reference's table lists them all. An unknown name is a one-line `UserError` naming the presets."""
     from metadisco.trainers.algorithm import presets
 
     known = presets()
