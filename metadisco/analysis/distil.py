@@ -104,12 +104,51 @@ def write_distilled(out: Path, original: Objective, original_meta: Any, result: 
     return result
 
 
+TD_GRID = "Q(s, a) in [0, 20], TD error in [-8, 8], a reward-free step (Y = Q - delta, Q' = Y)"
+
+
+def distil_td_loss(objective: Objective, meta: Any, at_progress: float = 0.0, points: int = 41) -> dict:
+    """Fit a TD loss (`value_loss: {kind: learned_td}`) to a delta^2 + b Q + c delta + d over `TD_GRID`
+    (`metadisco.objectives.learned_td_loss.td_loss_closed_form`): DQN's loss is a = 0.5, DQNReg's a = 1, b = 0.1.
+    The distilled objective is DQNReg with weight b / a (under Adam the loss's scale a barely changes an update);
+    c, a constant push on Q(s, a) that DQNReg has not, is reported, not kept."""
+    from metadisco.analysis.surfaces import progress
+    from metadisco.objectives.learned_td_loss import td_loss_closed_form
+
+    start = time.perf_counter()
+    fit = td_loss_closed_form(objective.value_loss, meta["value_loss"], progress(at_progress), points=points)
+    readable = f"{fit['a']:.4g} delta^2 + {fit['b']:.4g} Q + {fit['c']:.4g} delta + {fit['d']:.4g}"
+    weight = fit["b"] / fit["a"] if fit["a"] > 0 else None
+    return {"method": "td_closed_form", "fit": fit, "readable": readable, "r2": fit["r2"], "dqn_reg_weight": weight,
+            "target": f"{TD_GRID}, {points} x {points} points, n / N = {at_progress}",
+            "seconds": time.perf_counter() - start}
+
+
+def write_distilled_td(out: Path, original: Objective, original_meta: Any, result: dict, source: str) -> dict:
+    """Write DIR/distilled.msgpack (DQNReg at the fitted weight, the original's optimiser and algorithm) and
+    DIR/distilled.json; a fit with a <= 0 is no loss of DQNReg's family and is a `UserError`."""
+    from metadisco.core.errors import UserError
+    from metadisco.objectives import VALUE_LOSSES
+    from metadisco.objectives.files import save_objective
+
+    if result["dqn_reg_weight"] is None:
+        raise UserError(f"the fitted form {result['readable']} has no positive delta^2 term, so it is no loss of "
+                        "DQNReg's family; nothing distilled")
+    objective = Objective(value_loss=VALUE_LOSSES.make("dqn_reg", weight=float(result["dqn_reg_weight"])),
+                          optimizer=original.optimizer, algorithm=original.algorithm)
+    meta = {**objective.zero_meta(), "optimizer": original_meta["optimizer"]}
+    save_objective(Path(out) / "distilled.msgpack", objective, meta)
+    result = {**result, "source": source, "objective_spec": objective.to_spec()}
+    write_json(Path(out) / "distilled.json", result)
+    return result
+
+
 def retained_performance(env_id: str, original: tuple[Objective, Any], distilled: tuple[Objective, Any],
                          seeds: int, timesteps: int | None = None, overrides=(), seed: int = 0) -> dict:
     """Train original and distilled with the same seed keys; final returns and distilled / original."""
     from metadisco.runs.seeds import resolve_config, train_seeds
 
-    config = resolve_config(env_id, None, overrides, timesteps)
+    config = resolve_config(env_id, None, overrides, timesteps, original[0].algorithm)
     out = {"env": env_id, "seeds": seeds, "seed": seed, "timesteps": config.num_updates * config.batch_size}
     for name, (objective, meta) in (("original", original), ("distilled", distilled)):
         result = train_seeds(env_id, objective, meta, config, seeds, seed)

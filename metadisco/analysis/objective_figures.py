@@ -6,6 +6,8 @@
                                     cautious optimism for A > 0)
     drift_progress.png              progress-aware drifts (TA-LPO): the heatmaps at several values of n / N
     value_loss.png                  loss and its slope against v - target, beside L2
+    td_loss.png                     a TD loss that reads the target's parts (learned_td, dqn_clipped): loss and slope
+                                    against the TD error at fixed Q(s, a), beside DQN's and DQNReg's
     optimizer.png                   the update (in units of the learning rate) against gradient and momentum,
                                     beside Adam's (an optimiser that needs the trainer's context, OPEN, has
                                     its own figures instead: open_update.png, open_noise.png,
@@ -200,6 +202,51 @@ def value_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> P
     return _save(fig, out / "value_loss.png")
 
 
+TD_SLICE_QS = (0.0, 5.0, 20.0)
+
+
+def reads_td_parts(piece) -> bool:
+    """Whether a value loss reads the one-step target's parts (`ValueLossInputs.next_value`), so that it is drawn
+    against the TD error at fixed Q (`td_loss_plot`) instead of against v - target alone."""
+    return piece.name in ("learned_td", "dqn_clipped")
+
+
+def td_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> Path:
+    """A TD loss against delta = Q - Y at fixed Q(s, a) (`TD_SLICE_QS`; Y = Q - delta and Q' = Y: a reward-free
+    step, discount 1), loss (top) and its slope d loss / d Q (bottom), beside DQN's (0.5 delta^2) and DQNReg's
+    (delta^2 + 0.1 Q), as the drift slices are drawn at fixed A."""
+    prog = progress(0.0)
+    delta = np.linspace(-8.0, 8.0, 401).astype(np.float32)
+    entries = [(label, objective.value_loss, meta["value_loss"]), ("DQN", VALUE_LOSSES.make("l2"), {}),
+               ("DQNReg", VALUE_LOSSES.make("dqn_reg"), {})]
+
+    def curve(piece, piece_meta, q0: float):
+        def loss_at(q, d):  # the target stays fixed while Q moves: the slope is the loss's pull on Q(s, a)
+            target = jnp.full_like(q, q0) - d
+            return piece(piece_meta, ValueLossInputs(q, q, target, target, jnp.ones_like(q)), prog)
+
+        d = jnp.asarray(delta)
+        q = jnp.full_like(d, q0)
+        slope = jax.vmap(jax.grad(lambda qi, di: loss_at(qi[None], di[None])[0]))(q, d)
+        return np.asarray(loss_at(q, d)), np.asarray(slope)
+
+    fig, axes = plt.subplots(2, len(TD_SLICE_QS), figsize=(4 * len(TD_SLICE_QS), 6.4), layout="constrained")
+    for j, q0 in enumerate(TD_SLICE_QS):
+        for (name, piece, piece_meta), style in zip(entries, ("-", "--", ":"), strict=True):
+            loss, slope = curve(piece, piece_meta, q0)
+            axes[0, j].plot(delta, loss, style, label=f"{name} ({piece.name})")
+            axes[1, j].plot(delta, slope, style, label=f"{name} ({piece.name})")
+        axes[0, j].set_title(f"Q(s, a) = {q0:g}", fontsize=9)
+        for ax in axes[:, j]:
+            ax.set_xlabel("TD error delta = Q(s, a) - Y")
+            ax.axvline(0.0, color="grey", lw=0.5, ls=":")
+            ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("loss")
+    axes[1, 0].set_ylabel("d loss / d Q(s, a)")
+    fig.suptitle(f"TD loss of {label} beside DQN's and DQNReg's, at fixed Q(s, a)", fontsize=10)
+    return _save(fig, out / "td_loss.png")
+
+
 def optimizer_updates(piece, piece_meta, grads: np.ndarray, momenta: np.ndarray, lr: float = 1e-3,
                       warmup: int = 20, total_steps: int = 1000) -> np.ndarray:
     """The update of one scalar parameter (in units of lr) after `warmup` steps of gradient m then one of g:
@@ -279,13 +326,18 @@ def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_d
     and their dormant-unit fractions (dormancy.png)."""
     out = Path(out)
     paths = []
-    if objective.trace is None:  # a TD objective (PQN) has no policy: its drift is never called
+    from metadisco.trainers.algorithm import get_algorithm
+
+    if "drift" in get_algorithm(objective.algorithm).slots:  # a TD objective (PQN, DQN) has no policy to drift
         for grid in ("linear", "log"):
             paths.append(drift_heatmaps(objective, meta, label, out, grid, num_updates=num_updates))
             paths.append(drift_slices(objective, meta, label, out, grid, num_updates=num_updates))
         if depends_on_progress(objective, meta, num_updates):
             paths.append(drift_progress(objective, meta, label, out, num_updates))
-    paths.append(value_loss_plot(objective, meta, label, out))
+    if reads_td_parts(objective.value_loss):
+        paths.append(td_loss_plot(objective, meta, label, out))
+    else:
+        paths.append(value_loss_plot(objective, meta, label, out))
     if objective.optimizer.name == "open":
         from metadisco.analysis.open_figures import open_plots
 

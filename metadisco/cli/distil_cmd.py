@@ -1,5 +1,5 @@
-"""metadisco distil: fit a closed form (PPO / DPO family, or symbolic regression) to an objective's drift and
-write it as an objective file."""
+"""metadisco distil: fit a closed form (PPO / DPO family, or symbolic regression) to an objective's drift, or a
+learned TD loss to DQNReg's family, and write it as an objective file."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ MAX_PROGRAMS = 1_000_000
 
 
 def add_parser(sub, name):
-    p = sub.add_parser(name, help="distil a drift into a closed form; write distilled.json and distilled.msgpack")
+    p = sub.add_parser(name, help="distil a drift (or a learned TD loss) into a closed form; write distilled.json and "
+                                  "distilled.msgpack")
     p.add_argument("objective", metavar="OBJECTIVE",
                    help="built-in name (ppo, dpo), objective file, or meta-training run directory")
     p.add_argument("--method", choices=("parametric", "symbolic"), default="parametric")
@@ -54,10 +55,9 @@ def add_parser(sub, name):
 
 
 def run(args) -> int:
-    from metadisco.analysis.distil import distil, grid_target, histogram_target, retained_performance, write_distilled
+    from metadisco.analysis.distil import distil, grid_target, histogram_target, write_distilled
     from metadisco.analysis.inputs import resolve_input
     from metadisco.core.errors import UserError
-    from metadisco.core.io import write_json
     from metadisco.evaluate.methods import run_objective_file
 
     if not 0.0 <= args.at_progress <= 1.0:
@@ -68,19 +68,32 @@ def run(args) -> int:
     from metadisco.core.limits import check_trainer_fits
     from metadisco.runs.seeds import resolve_config
 
-    if args.weighted_by_env:
-        resolve_config(args.weighted_by_env, None, args.overrides, args.collect_timesteps)
-    if args.evaluate_on:
-        check_trainer_fits(resolve_config(args.evaluate_on, None, args.overrides, args.timesteps), args.seeds,
-                           f"--seeds {args.seeds:,}")
     objective, meta, label, run_dir = resolve_input(args.objective)
+    if args.weighted_by_env:
+        resolve_config(args.weighted_by_env, None, args.overrides, args.collect_timesteps, objective.algorithm)
+    if args.evaluate_on:
+        check_trainer_fits(resolve_config(args.evaluate_on, None, args.overrides, args.timesteps, objective.algorithm),
+                           args.seeds, f"--seeds {args.seeds:,}")
     from metadisco.trainers.algorithm import get_algorithm
 
-    if "drift" not in get_algorithm(objective.algorithm).slots:
+    td_loss = objective.value_loss.name == "learned_td"
+    if td_loss and (args.method != "parametric" or args.weighted_by_env):
+        raise UserError("a learned TD loss distils into DQNReg's family by least squares: drop --method symbolic "
+                        "and --weighted-by-env")
+    if not td_loss and "drift" not in get_algorithm(objective.algorithm).slots:
         raise UserError(f"{label} is for algorithm {objective.algorithm}, whose trainer never calls the drift, so "
-                        "there is no drift to distil; `metadisco plot` draws its other pieces")
+                        "there is no drift to distil (a learned_td value loss would be); `metadisco plot` draws its "
+                        "other pieces")
     source = str(run_objective_file(run_dir)) if run_dir else args.objective
     out = output_dir(args.out)
+    if td_loss:
+        from metadisco.analysis.distil import distil_td_loss, write_distilled_td
+
+        result = write_distilled_td(out, objective, meta, distil_td_loss(objective, meta, args.at_progress,
+                                                                         args.points), source)
+        say(f"{result['method']}: {result['readable']}  (R² {result['r2']:.5f}); DQNReg weight "
+            f"{result['dqn_reg_weight']:.4g}")
+        return _evaluate_and_finish(args, out, objective, meta, result)
     if args.weighted_by_env:
         from metadisco.analysis.collect import collect_histogram
 
@@ -98,6 +111,14 @@ def run(args) -> int:
     result = distil(target, args.method, options)
     result = write_distilled(out, objective, meta, result, source)
     say(f"{result['method']}: {result['readable']}  (R² {result['r2']:.5f})")
+    return _evaluate_and_finish(args, out, objective, meta, result)
+
+
+def _evaluate_and_finish(args, out, objective, meta, result: dict) -> int:
+    """With --evaluate-on, train the original and the distilled objective on the same seeds; say where it wrote."""
+    from metadisco.analysis.distil import retained_performance
+    from metadisco.core.io import write_json
+
     if args.evaluate_on:
         from metadisco.objectives.resolve import resolve_objective
 

@@ -11,6 +11,7 @@ from metadisco.objectives import (  # noqa: F401
     expression,
     learned_dpo,
     learned_optimizer,
+    learned_td_loss,
     learned_trace,
     learned_value_loss,
     lpg,

@@ -75,3 +75,57 @@ def test_each_published_loss_trains_inside_dqn(kind):
         jax.random.PRNGKey(0), objective.zero_meta())
     loss = np.asarray(result.metrics.value_loss)
     assert np.isfinite(loss).all() and np.any(loss != 0)
+
+
+# -- the learnable TD loss ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_learned_td_loss_at_zero_is_dqns_loss_bit_for_bit_in_value_and_gradient(seed):
+    piece = VALUE_LOSSES.make("learned_td", hidden=(8, 8), progress=bool(seed % 2), input=("symlog", "raw")[seed % 3 > 1])
+    inputs = random_inputs(seed)
+    l2 = VALUE_LOSSES.make("l2")
+
+    def total(q, p, meta):
+        return jnp.sum(p(meta, inputs._replace(value=q), PROGRESS))
+
+    np.testing.assert_array_equal(piece(piece.zero_meta(), inputs, PROGRESS), l2({}, inputs, PROGRESS))
+    np.testing.assert_array_equal(jax.grad(total)(inputs.value, piece, piece.zero_meta()),
+                                  jax.grad(total)(inputs.value, l2, {}))
+    # Away from zero it reads every part of the target: moving next_value alone moves the loss.
+    moved = jax.tree.map(lambda x: x + 0.2, piece.start_meta(jax.random.PRNGKey(seed), 1.0))
+    base = piece(moved, inputs, PROGRESS)
+    assert np.all(np.isfinite(base))
+    shifted = piece(moved, inputs._replace(next_value=inputs.next_value + 1.0), PROGRESS)
+    assert not np.array_equal(np.asarray(base), np.asarray(shifted))
+
+
+def test_learned_td_loss_needs_the_targets_parts_and_a_known_input():
+    piece = VALUE_LOSSES.make("learned_td")
+    inputs = random_inputs(0)._replace(next_value=None, discount=None)
+    with pytest.raises(UserError, match="learned_td reads the TD target's bootstrap value"):
+        piece(piece.zero_meta(), inputs, PROGRESS)
+    with pytest.raises(UserError, match="unknown learned_td input 'logit'"):
+        VALUE_LOSSES.make("learned_td", input="logit")
+
+
+@pytest.mark.parametrize("kind, options, expected", [
+    ("l2", {}, (0.5, 0.0, 0.0)),  # DQN's
+    ("dqn_reg", {}, (1.0, 0.1, 0.0)),  # DQNReg's
+    ("dqn_reg", {"weight": 0.37}, (1.0, 0.37, 0.0)),
+])
+def test_the_closed_form_fit_recovers_dqns_and_dqnregs_losses(kind, options, expected):
+    from metadisco.objectives.learned_td_loss import td_loss_closed_form
+
+    fit = td_loss_closed_form(VALUE_LOSSES.make(kind, **options), {}, PROGRESS)
+    np.testing.assert_allclose([fit["a"], fit["b"], fit["c"]], expected, atol=1e-4)
+    assert fit["r2"] > 1 - 1e-6
+
+
+def test_the_closed_form_of_a_learned_residual_explains_at_most_all_of_it():
+    from metadisco.objectives.learned_td_loss import td_loss_closed_form
+
+    piece = VALUE_LOSSES.make("learned_td", hidden=(8,))
+    meta = jax.tree.map(lambda x: x + 0.5, piece.start_meta(jax.random.PRNGKey(3), 1.0))
+    fit = td_loss_closed_form(piece, meta, PROGRESS)
+    assert 0.0 <= fit["r2"] <= 1.0 + 1e-6 and fit["a"] > 0

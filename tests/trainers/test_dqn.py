@@ -175,12 +175,13 @@ def test_double_q_changes_the_program_and_greedy_episodes_play():
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-def test_zero_meta_learned_td_loss_gives_dqn_bit_for_bit():
-    """A learned value loss (DQN's TD loss plus an MLP residual) at zero meta-parameters: the run is DQN's, bit for
-    bit; away from zero it differs."""
+@pytest.mark.parametrize("kind", ["learned", "learned_td"])
+def test_zero_meta_learned_td_loss_gives_dqn_bit_for_bit(kind):
+    """A learned value loss of the error (`learned`) or of the TD target's parts (`learned_td`), DQN's TD loss plus an
+    MLP residual, at zero meta-parameters: the run is DQN's, bit for bit; away from zero it differs."""
     from metadisco.objectives.registry import VALUE_LOSSES
 
-    learned = replace(DQN, value_loss=VALUE_LOSSES.make("learned", hidden=(4,)))
+    learned = replace(DQN, value_loss=VALUE_LOSSES.make(kind, hidden=(4,)))
     env = make_env("CartPole-v1")
     dqn = jax.jit(make_trainer(tiny(), env, DQN).train)(jax.random.PRNGKey(2), DQN.zero_meta())
     train = jax.jit(make_trainer(tiny(), env, learned).train)
