@@ -63,7 +63,7 @@ def run(args) -> int:
         def fmt(v):
             return "n/a" if v is None else f"{v:.4g}"
 
-        baseline = config.objective.baseline  # paired fitness is relative to it: PPO unless the objective says
+        baseline = step.problem.control_name  # paired fitness is relative to it: PPO unless the objective says
         unit = f" ({baseline}-normalised: {baseline} = 1)" if config.normalise == "paired" else ""
         common.say(f"ES mean on fresh seeds{unit}: {fmt(result.fitness_of_initial_mean)} at generation 0 -> "
                    f"{fmt(result.fitness_of_final_mean)} after {result.generations_done}; objective in "
@@ -72,7 +72,8 @@ def run(args) -> int:
         tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
         if initial is not None and final is not None:
             zero = config.objective.describe_baseline()
-            what = "the ES's start, no handcrafted method" if zero == "none" else f"which is {zero} exactly"
+            what = (f"the ES's start, no handcrafted method (the control is {baseline})" if zero == "none"
+                    else f"which is {zero} exactly")
             common.say(f"gain on fresh seeds of {tasks}: {gain(initial, final)} over generation 0's ES mean, "
                        f"{what} ({config.fitness.score})")
         held = ", ".join(config.held_out_envs)
@@ -85,7 +86,9 @@ def run(args) -> int:
                        "objective_best.msgpack); evaluate / plot / distil use the final ES mean, objective.msgpack. "
                        "Give the validation tasks enough timesteps for episodes to end in the final window")
         if result.best_generation is not None:
-            found = (f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
+            found = ("nothing beat the ES's start on the validation envs, so the kept objective is generation 0's"
+                     if result.best_generation == 0 and config.objective.baseline == "none" else
+                     f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
                      if result.best_generation == 0 else
                      f"the kept objective (generation {result.best_generation}) scores {fmt(result.best_validation)} "
                      f"on the validation envs and {fmt(result.fitness_of_best)} on fresh seeds of the training tasks")

@@ -90,7 +90,8 @@ def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
     population program with distinct reference seeds; from `cached` (a checkpoint) when there."""
     out = {}
     rows = problem.population_rows()
-    control = problem.config.objective.baseline  # the objective at zero meta-parameters (PPO, DPO, PQN, DQN)
+    control = problem.control_name  # the objective at zero meta-parameters (PPO, DPO, PQN, DQN), or an update
+    # rule's actor-critic, trained in a program of its own (`MetaProblem.control_task`)
     for task in problem.tasks:
         if task.name in cached:
             out[task.name] = float(cached[task.name])
@@ -100,7 +101,8 @@ def measure_scales(problem, random: dict[str, float], cached: dict[str, float],
         def measure(task=task, keys=keys):
             say(f"measuring {control}'s reference score on {task.name} ({rows} x {task.cfg.seeds} runs)")
             population = paired.pairs(problem.control, problem.control, 0, problem.devices, rows)[0]
-            return paired.run_mean(problem.train_rows(task, hosts.to_global(population, problem.mesh), keys))
+            return paired.run_mean(problem.train_rows(problem.control_task(task), hosts.to_global(population,
+                                                                                               problem.mesh), keys))
 
         ppo = baseline_cache.cached("ppo_reference", ppo_settings(problem, task, keys, rows), measure,
                                     baseline_cache.cacheable(task.cfg.env, problem.config.objective),

@@ -23,10 +23,18 @@ def check_meta_config(config) -> None:
 
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
+    from metadisco.meta.problem import separate_control
+
     if config.objective.baseline == "none" and config.normalise == "paired":
-        raise UserError("normalise: paired scores members against the objective at zero meta-parameters, and this "
-                        "objective is no method there (a learned update rule); use normalise: fixed (fitness / the "
-                        "control's return)")
+        control = separate_control(config.objective)
+        if control is None:
+            raise UserError("normalise: paired scores members against a handcrafted control, and this objective has "
+                            "none (its algorithm names no control); use normalise: fixed (fitness / a baseline's "
+                            "return)")
+        if config.hyper:
+            raise UserError(f"a hyper section evolves settings beside the objective, and this objective's paired "
+                            f"control ({control.baseline}) trains in a program of its own at the tasks' settings; "
+                            "leave the hyper section out, or use normalise: fixed")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
     from metadisco.meta.tuning import Grid
 

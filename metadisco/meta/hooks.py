@@ -49,7 +49,10 @@ class RunState:
         """Rows of a population pass: the members, and with paired fitness the PPO control and padding; each at
         every point of a tuned fitness's grid."""
         problem = self.step.problem
-        return problem.grid.size * (problem.population_rows() if problem.paired else self.step.population_size)
+        rows = problem.population_rows() if problem.paired else self.step.population_size
+        if problem.paired and problem.control_objective is not None:
+            rows += problem.control_rows()  # the control's own call
+        return problem.grid.size * rows
 
     @property
     def has_validation(self) -> bool:

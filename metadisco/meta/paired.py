@@ -48,6 +48,14 @@ def with_control(population, control, devices: int):
     return _concat(population, _stack([control] * extra))
 
 
+def padded(population, rows: int):
+    """Host population [P] -> [rows]: the members, then copies of the first (their results are dropped): the rows
+    of a population whose control trains apart (`metadisco.meta.problem.separate_control`)."""
+    first = jax.tree.map(lambda x: np.asarray(x)[0], population)
+    extra = rows - count(population)
+    return population if extra == 0 else _concat(population, copies(first, extra))
+
+
 def rows_of(seeds: np.ndarray, rows: int) -> np.ndarray:
     """Seed keys [S, 2] shared by every row: [rows, S, 2]."""
     seeds = np.asarray(seeds)

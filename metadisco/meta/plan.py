@@ -67,6 +67,7 @@ def _rows(step) -> int:
     """Rows of a generation's call: the population (and PPO, padded, when paired), each at every grid point of a
     tuned fitness."""
     return step.problem.grid.size * (step.problem.population_rows() if step.problem.paired else step.population_size)
+    # (a separate control's rows are its own program's: `plan` counts them apart)
 
 
 def _blocks(step) -> tuple:
@@ -75,17 +76,27 @@ def _blocks(step) -> tuple:
     padded to the device count; the ES mean alone (`MetaProblem.own_device`)."""
     state = step.init()
     population = hosts.to_host(step.ask(jax.random.fold_in(step.base_key, 0), state)[0])
-    train = paired.with_control(population, step.problem.control, step.devices) if step.problem.paired else population
-    if step.problem.grid:  # each row at every grid point, as `MetaProblem.train_grid` calls it
-        train = step.problem.grid.expand(train)
-    valid = paired.pairs(step.solution(state), step.problem.control, 1, step.devices)[0]
+    problem = step.problem
+    separate = problem.control_objective is not None  # the control trains in its own program (`_control_blocks`)
+    if problem.paired and separate:
+        train = paired.padded(population, problem.population_rows())
+    else:
+        train = paired.with_control(population, problem.control, step.devices) if problem.paired else population
+    if problem.grid:  # each row at every grid point, as `MetaProblem.train_grid` calls it
+        train = problem.grid.expand(train)
+    if separate:  # the point alone (`MetaProblem._paired_means`)
+        valid = paired.copies(step.solution(state), paired.point_rows(1, step.devices, 2 * step.devices))
+    else:
+        valid = paired.pairs(step.solution(state), problem.control, 1, step.devices)[0]
     return train, valid, paired.copies(step.solution(state), 1)
 
 
-def _program(step, task, role: str, block, measure: bool, mesh=None, grid: bool = False) -> ProgramPlan:
+def _program(step, task, role: str, block, measure: bool, mesh=None, grid: bool = False,
+             rows: int | None = None) -> ProgramPlan:
     """Compile `task`'s population program on the rows `block` (host), on `mesh` (default: the task's), cost it
-    and (`measure`) call it once."""
-    rows = paired.count(block)
+    and (`measure`) call it once; `rows` counts the block where its points have no leaves (a handcrafted
+    control's)."""
+    rows = paired.count(block) if rows is None else rows
     program = task.program(mesh)
     seeds = np.asarray(jax.random.split(jax.random.fold_in(step.base_key, task.index), task.cfg.seeds))
     args = step.problem.program_args(task, hosts.to_global(block, step.mesh), paired.rows_of(seeds, rows), mesh, grid)
@@ -171,17 +182,28 @@ def plan(step, measure: bool = True) -> Plan:
     valid = {t.name: _program(step, t, "validation", valid_block if d is None else alone_block, measure, d)
              for t, d in zip(step.problem.valid_tasks, devices, strict=True)}
     validation = _validation(step, valid, devices) if valid else Pass()
+    control = {}  # a control with a program of its own (an update rule's actor-critic): one call per task and point
+    if step.problem.paired and step.problem.control_objective is not None:
+        block = paired.copies(step.problem.control, step.problem.control_rows())
+        if step.problem.grid:
+            block = step.problem.grid.expand(block)
+        control = {t.name: _program(step, step.problem.control_task(t), "control", block, measure,
+                                    grid=bool(step.problem.grid), rows=step.problem.control_rows() * G)
+                   for t in step.problem.tasks}
     generations = []
     for g in range(config.generations):
         last = g + 1 == config.generations
         work = sum((_call(train[t.name], rows) for t in step.problem.tasks_of(g)), Pass())
+        work = work + sum((_call(control[t.name], step.problem.control_rows() * G)
+                           for t in step.problem.tasks_of(g) if control), Pass())
         if (g + 1) % config.eval_every == 0 or last:
             work = work + sum((_call(train[t.name], mean_rows, mean_rows)
                                for t in step.problem.tasks for _ in range(G)), Pass())
         if valid and ((g + 1) % config.validation.every == 0 or last):
             work = work + sum([validation] * G, Pass())
         generations.append(work)
-    return Plan([*train.values(), *valid.values()], generations, step.devices, step.population_size)
+    return Plan([*train.values(), *control.values(), *valid.values()], generations, step.devices,
+                step.population_size)
 
 
 def render(result: Plan, acc: cost.Accelerator, measured: bool = True) -> list[str]:

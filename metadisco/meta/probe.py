@@ -116,6 +116,9 @@ def probe(step, repeats: int = 4, progress=None, store=None) -> dict:
         raise UserError("the probe measures each seed's pair difference, which a best-of-grid fitness (fitness.tune) "
                         "does not have; probe at one grid point instead: --set fitness=" + config.fitness.score
                         + " --set tasks.0.train.lr=<a grid value>")
+    if step.problem.control_objective is not None:
+        raise UserError(f"the probe pairs each member with its control in one program, and this objective's control "
+                        f"({step.problem.control_name}) trains in a program of its own; probe with normalise: fixed")
     P, devices = config.strategy.population_size, step.mesh.devices.size
     rows = paired.count_rows(P, devices)
     k = min(P // 2, (rows - 2) // 2)

@@ -44,8 +44,9 @@ from metadisco.meta import paired
 from metadisco.meta.baselines import ppo_settings
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import mean_task_ranks, ppo_gap
-from metadisco.meta.tasks import Task, build_tasks, sample_tasks
+from metadisco.meta.tasks import Task, build_tasks, sample_tasks, with_objective
 from metadisco.meta.tuning import Grid, best_of
+from metadisco.objectives import Objective
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 from metadisco.runs import baseline_cache
@@ -54,6 +55,19 @@ from metadisco.trainers.hyper import hyper_of
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
 VALIDATION_STREAM = 0x7FFFFFFC
 REFERENCE_STREAM = 0x7FFFFFFB
+
+
+def separate_control(objective) -> Objective | None:
+    """The handcrafted control a paired run scores against when it is not the objective at zero meta-parameters:
+    a learned update rule's is its algorithm's control (`Algorithm.control`: disco_rl's actor-critic rule), another
+    objective with a program of its own; None where the objective at zero is the control (every other slot)."""
+    if objective.baseline != "none":
+        return None
+    from metadisco.objectives import BUILTIN_OBJECTIVES
+    from metadisco.trainers.algorithm import get_algorithm
+
+    control = BUILTIN_OBJECTIVES.get(get_algorithm(objective.algorithm).control)
+    return control if control is not None and control.baseline != "none" else None
 
 
 def generation_keys(base_key, generation: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -139,6 +153,11 @@ class MetaProblem:
         self.mesh = mesh
         self.hyper = hyper  # the settings evolved with the objective (empty: none)
         self.control = control  # PPO's ES point: every learned piece at zero, units zero
+        # A control that is another objective (a learned update rule's actor-critic) trains in a program of its own
+        # on the same keys: `control_task`. Then `control` is that objective's (empty) meta-parameters.
+        self.control_objective = separate_control(config.objective)
+        if self.control_objective is not None:
+            self.control = self.control_objective.zero_meta()
         self.base_key = base_key
         self.paired = config.normalise == "paired"
         self.ranked = config.combine == "rank"
@@ -164,6 +183,22 @@ class MetaProblem:
         return self.config.strategy.population_size
 
     @property
+    def control_name(self) -> str:
+        """The control's name in messages: PPO, DPO, PQN, DQN, or the update rule's actor-critic."""
+        return (self.control_objective or self.config.objective).baseline
+
+    def control_task(self, task: Task) -> Task:
+        """`task` as its control trains: the same task, or with a separate control (`separate_control`) the same
+        env, length and settings under the control objective's program."""
+        if self.control_objective is None:
+            return task
+        return with_objective(task, self.control_objective, self.config.fitness.score)
+
+    def control_rows(self) -> int:
+        """Rows of a separate control's call: two per device (any two give every row the bits of a larger call)."""
+        return 2 * self.devices
+
+    @property
     def devices(self) -> int:
         return int(self.mesh.devices.size)
 
@@ -187,7 +222,10 @@ class MetaProblem:
         return out
 
     def population_rows(self) -> int:
-        """Rows of the paired population program: P members, PPO, padding to the device count."""
+        """Rows of the paired population program: P members, PPO, padding to the device count (with a separate
+        control, `control_task`: the P members padded, and the control's rows apart)."""
+        if self.control_objective is not None:
+            return -(-self.population_size // self.devices) * self.devices
         return paired.count_rows(self.population_size, self.devices)
 
     def fresh_keys(self, task: Task) -> np.ndarray:
@@ -234,7 +272,7 @@ class MetaProblem:
         (`metadisco.meta.tuning`). Untuned, `train_rows` with G = 1."""
         if not self.grid:
             return self.train_rows(task, rows, keys)[:, None]
-        M, G = paired.count(rows), self.grid.size
+        M, G = np.shape(keys)[0], self.grid.size  # the keys count the rows (a control's may have no leaves)
         expanded = hosts.to_global(self.grid.expand(hosts.to_host(rows)), self.mesh)
         args = self.program_args(task, expanded, np.repeat(np.asarray(keys), G, axis=0), grid=True)
         return hosts.to_host(task.population_program(*args)).reshape(M, G, -1)
@@ -271,11 +309,17 @@ class MetaProblem:
             return PopulationFitness(returns, fitness, {}, scores, self.to_tell(fitness, scores),
                                      chosen if tuned else None)
         P = self.population_size
-        rows = hosts.to_global(paired.with_control(hosts.to_host(population), self.control, self.devices), self.mesh)
+        host = hosts.to_host(population)
+        if self.control_objective is None:
+            rows = paired.with_control(host, self.control, self.devices)
+        else:  # the members alone, padded with copies of the first; the control trains in its own call below
+            rows = paired.padded(host, self.population_rows())
+        rows = hosts.to_global(rows, self.mesh)
         returns, scores, controls, chosen, control_chosen = [], [], [], [], {}
         for task, keys in zip(tasks, task_keys, strict=True):
             out = self.train_grid(task, rows, paired.rows_of(keys[0], paired.count(rows)))  # [rows, G, S]
-            ppo, ppo_pick = best_of(member_fitness(out[P]))  # PPO at its own best point
+            control_out = out[P] if self.control_objective is None else self._separate_control_grid(task, keys[0])
+            ppo, ppo_pick = best_of(member_fitness(control_out))  # PPO at its own best point
             best, picks = best_of(member_fitness(out[:P]))
             controls.append(float(ppo))
             control_chosen[task.name] = int(ppo_pick)
@@ -285,6 +329,12 @@ class MetaProblem:
         fitness = paired.combine_tasks(scores, controls)
         return PopulationFitness(returns, fitness, baseline_scores, scores, self.to_tell(fitness, scores),
                                  chosen if tuned else None, control_chosen if tuned else None)
+
+    def _separate_control_grid(self, task: Task, seeds: np.ndarray) -> np.ndarray:
+        """[G, S] returns of a separate control (`control_task`) on seed keys [S, 2] at every grid point."""
+        rows = self.control_rows()
+        points = hosts.to_global(paired.copies(self.control, rows), self.mesh)
+        return self.train_grid(self.control_task(task), points, paired.rows_of(seeds, rows))[0]
 
     def to_tell(self, fitness: np.ndarray, scores: list[np.ndarray]) -> np.ndarray:
         """What the ES is told [P] (higher is better), from the reported `fitness` [P] and the per-task `scores`:
@@ -337,6 +387,8 @@ class MetaProblem:
             half = keys.shape[0]
             device = self.own_device(task, j, half, min_rows)
             alone = self._alone_rows(half, min_rows)
+            if self.control_objective is not None:  # the point and its control never share a program
+                device, alone = None, paired.point_rows(half, self.devices, 2 * self.devices)
             if device is not None:  # dispatched now, waited for below: the tasks run at once
                 returns = self._point_returns(meta, task, keys, half, device)
                 ends[task.name] = (lambda r=returns, h=half: paired.run_mean(hosts.to_host(r)[:h]),
@@ -361,7 +413,8 @@ class MetaProblem:
         side is measured once per run on the same device. The bits are those of a one-device program, not of the
         paired call's (XLA compiles a program split over devices differently from a one-device one). One process
         only: a device of another process cannot be given a program of its own."""
-        if (jax.process_count() > 1 or self.devices < 2 or task.mesh is not self.mesh
+        if (self.control_objective is not None or jax.process_count() > 1 or self.devices < 2
+                or task.mesh is not self.mesh
                 or paired.paired_rows(num_pairs, self.devices, min_rows) != self.devices):
             return None
         return self._device_meshes[j % self.devices]
@@ -393,7 +446,7 @@ class MetaProblem:
         memo_key = (task.name, settings, np.asarray(keys).tobytes(), rows, devices)
         if memo_key not in self._control_scores:
             def start():
-                returns = self._point_returns(self.control, task, keys, rows, mesh)  # dispatched, not waited for
+                returns = self._point_returns(self.control, self.control_task(task), keys, rows, mesh)  # not waited for
                 return lambda: paired.run_mean(hosts.to_host(returns)[:keys.shape[0]])
 
             self._control_scores[memo_key] = baseline_cache.started(

@@ -122,6 +122,13 @@ def build_tasks(cfgs: tuple[TaskConfig, ...], objective: Objective, fitness: str
     return out
 
 
+def with_objective(task: Task, objective: Objective, fitness: str) -> Task:
+    """`task` (the same env, length and settings) trained with another objective: a separate control's program
+    (`metadisco.meta.problem.separate_control`); the programs are built once per process (`population_program`)."""
+    program_on = partial(population_program, task.train_config, task.cfg.env, objective, fitness)
+    return replace(task, population_program=program_on(task.mesh), program_on=program_on)
+
+
 def sample_tasks(key: jax.Array, tasks: list[list[Task]], per_generation: int,
                  scale: Mapping[str, tuple[float, float]] | None = None) -> list[Task]:
     """The tasks one generation trains on: `per_generation` config tasks (0: all) drawn without replacement, in

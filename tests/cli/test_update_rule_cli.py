@@ -168,13 +168,59 @@ def test_lpg_meta_trains_by_evolution(tmp_path, capsys):
     assert len(lines) == 2 and all(np.isfinite(json.loads(line)["fitness_mean"]) for line in lines)
 
 
-def test_paired_fitness_is_refused_for_an_update_rule(tmp_path, capsys):
+LPG_AGENT = "{num_envs: 8, num_steps: 16, replay_capacity: 8, replay_batch: 8, hidden_sizes: [16], lr: 1.0e-3}"
+PAIRED_LPG = (f"objective:\n  update_rule: {{kind: lpg, hidden: 8, lifetime: true}}\n"
+              f"tasks:\n  - {{env: CartPole-v1, timesteps: 2048, seeds: 2, train: {LPG_AGENT}}}\n"
+              f"normalise: paired\nvalidation:\n  tasks:\n    - {{env: Catch-bsuite, timesteps: 2048, seeds: 1, "
+              f"train: {LPG_AGENT}}}\n  every: 1\n"
+              f"strategy: {{name: Open_ES, population_size: 4, sigma_init: 0.1}}\ngenerations: 3\neval_every: 3\n"
+              f"held_out_envs: []\n")
+
+
+def test_a_hyper_section_is_refused_beside_an_update_rules_paired_control(tmp_path, capsys):
     config = tmp_path / "lpg.yaml"
-    config.write_text("objective:\n  update_rule: {kind: lpg}\ntasks:\n  - env: CartPole-v1\n    timesteps: 2048\n"
-                      "strategy: {name: Open_ES, population_size: 4}\ngenerations: 2\nheld_out_envs: []\n"
-                      "normalise: paired\n")
+    config.write_text(PAIRED_LPG + "hyper:\n  lr: {scale: log}\n")
     assert main(["meta-train", str(config), "--out", str(tmp_path / "run")]) == 2
-    assert "use normalise: fixed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "control (actor-critic) trains in a program of its own" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # two runs of 3 generations, each with its actor-critic control: about 2 min on 2 cores
+def test_lpg_meta_trains_paired_against_actor_critic_validates_and_resumes_bit_for_bit(tmp_path, monkeypatch, capsys):
+    """Paired fitness for a learned update rule: each member against disco_rl's actor-critic rule (the update-rule
+    algorithm's control, trained in a program of its own) on the same keys; validated on Catch; a run stopped after
+    generation 1 (its next checkpoint's write refused, as a full disk does) and resumed ends with the uninterrupted
+    run's metrics (but for timings) and objective, bit for bit."""
+    import errno
+    import os
+
+    config = tmp_path / "lpg.yaml"
+    config.write_text(PAIRED_LPG)
+    assert main(["--no-progress", "meta-train", str(config), "--out", str(tmp_path / "whole")]) == 0
+    err = capsys.readouterr().err
+    assert "actor-critic's reference score on CartPole-v1@2048" in err and "actor-critic-normalised" in err
+    real = os.fsync
+
+    def fsync(fd):
+        if "gen_000002" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", fsync)
+        assert main(["--no-progress", "meta-train", str(config), "--out", str(tmp_path / "cut")]) == 2
+    assert main(["--no-progress", "meta-train", str(config), "--out", str(tmp_path / "cut"), "--resume"]) == 0
+
+    def lines(run):
+        rows = [json.loads(line) for line in (tmp_path / run / "metrics.jsonl").read_text().splitlines()]
+        return [{k: v for k, v in row.items() if "seconds" not in k} for row in rows]
+
+    whole = lines("whole")
+    assert len(whole) == 3 and whole == lines("cut")
+    assert all(np.isfinite(row["fitness_mean"]) for row in whole)
+    assert all(row.get("validation") is not None for row in whole), whole[0].keys()
+    objective = [(tmp_path / run / "objective.msgpack").read_bytes() for run in ("whole", "cut")]
+    assert objective[0] == objective[1]
 
 
 def test_a_plugins_update_rule_trains_and_its_file_names_the_plugin(tmp_path, capsys):

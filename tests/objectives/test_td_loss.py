@@ -82,7 +82,8 @@ def test_each_published_loss_trains_inside_dqn(kind):
 
 @pytest.mark.parametrize("seed", range(16))
 def test_learned_td_loss_at_zero_is_dqns_loss_bit_for_bit_in_value_and_gradient(seed):
-    piece = VALUE_LOSSES.make("learned_td", hidden=(8, 8), progress=bool(seed % 2), input=("symlog", "raw")[seed % 3 > 1])
+    piece = VALUE_LOSSES.make("learned_td", hidden=(8, 8), progress=bool(seed % 2),
+                              input=("symlog", "raw")[seed % 3 > 1])
     inputs = random_inputs(seed)
     l2 = VALUE_LOSSES.make("l2")
 
