@@ -7,6 +7,7 @@ the two CIs overlap; the same for the training return of the last 5% of updates.
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import bootstrap
@@ -24,7 +25,7 @@ def ci(x):
 
 def main(log_path: str, eval_path: str) -> None:
     discobench, current = {}, None
-    for line in open(log_path).read().splitlines():
+    for line in Path(log_path).read_text().splitlines():
         if line.startswith("== DiscoBench task, "):
             method, env = line.removeprefix("== DiscoBench task, ").split(", ")
             current = (method, f"{env.removeprefix('MinAtar/')}-MinAtar")

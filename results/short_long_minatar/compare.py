@@ -39,7 +39,8 @@ def merged(eval_dirs: str) -> dict:
 
 def main(eval_dir: str, *pairs: str) -> None:
     report = merged(eval_dir)
-    print(f"{eval_dir}: {report['settings']['seeds']} seeds per method and env (base seed {report['settings']['seed']})")
+    settings = report["settings"]
+    print(f"{eval_dir}: {settings['seeds']} seeds per method and env (base seed {settings['seed']})")
     for pair in pairs:
         a, b = pair.split(",")
         for score in ("final_return", "mean_return"):

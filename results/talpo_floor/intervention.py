@@ -1,10 +1,11 @@
 """Does a floor under the drift's trust region stop the tuned drift's collapse? (an intervention)
 
-The collapse diagnosis (results/talpo_minatar_tuned/collapse.txt) found two things side by side: the TA-LPO drift meta-trained
-with tuned fitness keeps 2-5% of PPO's penalty for lowering a negative-advantage action beyond the clip, and at
-1e6 steps its policy's entropy collapses (0.03 on SpaceInvaders at lr 5e-3, returns near 0). A correlation. This
-script intervenes: the same drift with `floor` f (drift_f = max(drift, f ppo), `metadisco.objectives.lpo`), its
-meta-parameters unchanged, for f in {0.5, 1.0} fixed before any run, beside the unfloored drift and PPO.
+The collapse diagnosis (results/talpo_minatar_tuned/collapse.txt) found two things side by side: the TA-LPO drift
+meta-trained with tuned fitness keeps 2-5% of PPO's penalty for lowering a negative-advantage action beyond the
+clip, and at 1e6 steps its policy's entropy collapses (0.03 on SpaceInvaders at lr 5e-3, returns near 0). A
+correlation. This script intervenes: the same drift with `floor` f (drift_f = max(drift, f ppo),
+`metadisco.objectives.lpo`), its meta-parameters unchanged, for f in {0.5, 1.0} fixed before any run, beside the
+unfloored drift and PPO.
 
 Where: the drift's own training envs, Asterix and Breakout (MinAtar), at 1e6 steps (6-13x its training length),
 lr 5e-3 (the MinAtar preset's, the middle of the tuned grid), 4 seeds, the MinAtar preset otherwise. SpaceInvaders

@@ -3,8 +3,8 @@
 1. Each drift's penalty on lowering an action's probability when its advantage is negative: d drift / d r over
    r in [0.3, 0.8), A in [-3, -0.1] (beyond PPO's clip at 1 - 0.2), as a share of PPO's (PPO's drift has slope A
    there, so its surrogate stops pushing; a share of 0 means the drift lets the ratio fall without limit).
-2. The policy's entropy over training on SpaceInvaders-MinAtar at 1e6 steps and lr 5e-3 (where the DiscoBench-protocol judge saw the
-   collapse), 4 seeds, the MinAtar preset otherwise, beside the kept drift and PPO.
+2. The policy's entropy over training on SpaceInvaders-MinAtar at 1e6 steps and lr 5e-3 (where the
+   DiscoBench-protocol judge saw the collapse), 4 seeds, the MinAtar preset otherwise, beside the kept drift and PPO.
 
     python results/talpo_minatar_tuned/collapse.py > results/talpo_minatar_tuned/collapse.txt   # ~4 min on 2 cores
 """

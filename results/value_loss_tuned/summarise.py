@@ -15,7 +15,8 @@ def rows(run: str):
 
 
 def main() -> None:
-    print("grid (each member at its best of 4 lrs): generation, fitness mean / max, members per lr, mean on fresh seeds")
+    print("grid (each member at its best of 4 lrs): generation, fitness mean / max, members per lr, "
+          "mean on fresh seeds")
     for d in rows("grid"):
         (entry,) = d["tuned"].values()
         hist = " ".join(f"{k.split('=')[1]}:{v}" for k, v in entry["histogram"].items())

@@ -9,12 +9,13 @@ score over every generation. Reads metrics.jsonl only; nothing is trained.
 import collections
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
 run = sys.argv[1]
 rows = collections.defaultdict(list)  # task -> [(lr, population mean score)]
-for line in open(f"{run}/metrics.jsonl"):
+for line in Path(f"{run}/metrics.jsonl").read_text().splitlines():
     d = json.loads(line)
     for task, settings in d.get("settings", {}).items():
         score = d.get("task_fitness", {}).get(task)

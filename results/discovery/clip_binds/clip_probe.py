@@ -6,10 +6,8 @@ import numpy as np
 import metadisco
 
 metadisco.use_all_cores()
-from metadisco import Objective
-from metadisco.objectives.registry import DRIFTS
-from metadisco import resolve_config, train_seeds
-from metadisco import mean_return
+from metadisco import Objective, mean_return, resolve_config, train_seeds  # noqa: E402 (after use_all_cores: the device count is set before JAX starts)
+from metadisco.objectives.registry import DRIFTS  # noqa: E402 (after use_all_cores: the device count is set before JAX starts)
 
 envs = sys.argv[1].split(",")
 T = int(sys.argv[2])

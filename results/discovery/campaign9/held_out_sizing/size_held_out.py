@@ -12,9 +12,7 @@ import time
 
 import numpy as np
 
-from metadisco import resolve_objective
-from metadisco import random_policy_return
-from metadisco import resolve_config, train_seeds
+from metadisco import random_policy_return, resolve_config, resolve_objective, train_seeds
 
 objective, meta = resolve_objective("ppo")
 for spec in sys.argv[1:]:
