@@ -1,6 +1,7 @@
 """Statistics for comparing RL algorithms over few seeds (Agarwal et al., "Deep RL at the edge of the
-statistical precipice", NeurIPS 2021): interquartile mean, stratified-bootstrap confidence intervals and the
-probability of improvement.
+statistical precipice", NeurIPS 2021): interquartile mean, stratified-bootstrap confidence intervals, the
+probability of improvement (per pair, and as a matrix over methods), scores normalised between a random policy and a
+reference, the optimality gap and performance profiles.
 
 rliable 1.2 would be the natural library, but it needs `arch` < 8, and arch 7 does not import with pandas 3
 (checked: `deprecate_kwarg() missing 1 required positional argument`). So the resampling is scipy's
@@ -130,6 +131,39 @@ def aggregate_probability_of_improvement(pairs: Sequence[tuple[np.ndarray, np.nd
         return np.mean(per_task, axis=0)
 
     return point, _percentile_ci(samples, statistic, reps, seed, confidence)
+
+
+def normalise(scores, random: float, reference: float) -> np.ndarray:
+    """Scores between a random policy's return (0) and a reference's, such as tuned PPO's (1): the per-task
+    normalisation of the field's aggregates (Agarwal et al. 2021, section 4; the reference must differ from random)."""
+    if reference == random:
+        raise ValueError("the reference return equals the random policy's: the normalisation has no unit")
+    return (np.asarray(scores, dtype=np.float64) - random) / (reference - random)
+
+
+def optimality_gap(scores, threshold: float = 1.0) -> float:
+    """How far normalised scores fall short of `threshold` on average, scores above it counting as `threshold`:
+    threshold - mean(min(scores, threshold)) (rliable's `metrics.aggregate_optimality_gap`; lower is better)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return float(threshold - np.mean(np.minimum(scores, threshold)))
+
+
+def performance_profile(strata: Sequence[np.ndarray], taus) -> np.ndarray:
+    """The run-score distribution: for each tau of `taus`, the fraction of runs, pooled over tasks (one 1-D
+    array of normalised scores per task), that score above tau (rliable's `create_performance_profile`, its
+    default `use_score_distribution=True`; with equal runs per task, the mean over tasks of each task's fraction)."""
+    pooled = np.concatenate([np.asarray(s, dtype=np.float64).ravel() for s in strata])
+    return np.asarray([np.mean(pooled > tau) for tau in np.asarray(taus, dtype=np.float64)])
+
+
+def improvement_matrix(scores: dict[str, Sequence[np.ndarray]]) -> dict[str, dict[str, float]]:
+    """P(row > column) for every ordered pair of methods: `scores` is {method: one 1-D score array per task, the
+    tasks in one order}; each entry is the mean over tasks of `probability_of_improvement` (rliable's
+    `probability_of_improvement` per task, averaged); the diagonal is 0.5."""
+    names = list(scores)
+    return {a: {b: 0.5 if a == b else float(np.mean([probability_of_improvement(x, y)
+                                                         for x, y in zip(scores[a], scores[b], strict=True)]))
+                for b in names} for a in names}
 
 
 def mean_curve_ci(curves: np.ndarray, reps: int = REPS, seed: int = 0, confidence: float = 0.95

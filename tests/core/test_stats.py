@@ -96,3 +96,46 @@ def test_seed_mean_policy_on_many_random_arrays():
     assert np.isnan(stats.seed_mean([np.nan, np.inf], None, diverged="skip"))
     with pytest.raises(ValueError, match="fail' or 'skip"):
         stats.seed_mean([1.0], diverged="drop")
+
+
+# -- the field's aggregates, checked against rliable's definitions (rliable/metrics.py) on fixed score arrays -----
+
+FIXED = np.array([[0.2, 1.3, -0.1], [0.8, 1.0, 0.4], [1.1, 0.9, 0.5], [0.6, 1.2, 0.0]])  # [runs, tasks], normalised
+
+
+def test_iqm_is_rliables_trimmed_mean_over_runs_and_tasks():
+    from scipy.stats import trim_mean
+
+    assert stats.iqm(FIXED) == pytest.approx(trim_mean(FIXED, proportiontocut=0.25, axis=None))
+    assert stats.iqm([1.0, 2.0, 3.0, 100.0]) == pytest.approx(2.5)  # the middle half of four: 2 and 3
+
+
+def test_optimality_gap_is_gamma_minus_the_mean_of_scores_clipped_at_gamma():
+    assert stats.optimality_gap([0.2, 0.8, 1.3, 1.0]) == pytest.approx(0.25)  # 1 - mean(0.2, 0.8, 1, 1)
+    assert stats.optimality_gap(FIXED) == pytest.approx(1.0 - np.mean(np.minimum(FIXED, 1.0)))
+    assert stats.optimality_gap(FIXED, threshold=0.5) == pytest.approx(0.5 - np.mean(np.minimum(FIXED, 0.5)))
+
+
+def test_the_performance_profile_is_the_run_score_distribution():
+    taus = [-0.5, 0.0, 0.5, 1.0, 2.0]
+    profile = stats.performance_profile(list(FIXED.T), taus)  # one array of runs per task
+    # rliable: np.mean(scores > tau) over the whole [runs, tasks] matrix, for each tau
+    np.testing.assert_allclose(profile, [np.mean(np.greater(FIXED, tau)) for tau in taus])
+    np.testing.assert_allclose(profile, [1.0, 10 / 12, 7 / 12, 3 / 12, 0.0])
+
+
+def test_the_improvement_matrix_is_the_mean_over_tasks_of_mann_whitney_u_over_mn():
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 0.0])
+    # U counts x's wins over y's runs, ties half: 1 > 0; 2 > 0 and two ties; 3 beats all three -> 6 of 9
+    assert stats.probability_of_improvement(x, y) == pytest.approx(6 / 9)
+    matrix = stats.improvement_matrix({"a": [x, FIXED[:, 0]], "b": [y, FIXED[:, 1]]})
+    second = np.mean([a > b for a in FIXED[:, 0] for b in FIXED[:, 1]]) + 0.5 * np.mean(
+        [a == b for a in FIXED[:, 0] for b in FIXED[:, 1]])
+    assert matrix["a"]["b"] == pytest.approx((6 / 9 + second) / 2)
+    assert matrix["a"]["b"] + matrix["b"]["a"] == pytest.approx(1.0) and matrix["a"]["a"] == 0.5
+
+
+def test_normalising_puts_random_at_zero_and_the_reference_at_one():
+    np.testing.assert_allclose(stats.normalise([10.0, 20.0, 30.0], random=10.0, reference=30.0), [0.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="no unit"):
+        stats.normalise([1.0], random=2.0, reference=2.0)
