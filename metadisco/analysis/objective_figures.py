@@ -205,12 +205,6 @@ def value_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> P
 TD_SLICE_QS = (0.0, 5.0, 20.0)
 
 
-def reads_td_parts(piece) -> bool:
-    """Whether a value loss reads the one-step target's parts (`ValueLossInputs.next_value`), so that it is drawn
-    against the TD error at fixed Q (`td_loss_plot`) instead of against v - target alone."""
-    return piece.name in ("learned_td", "dqn_clipped")
-
-
 def td_loss_plot(objective: Objective, meta: Any, label: str, out: Path) -> Path:
     """A TD loss against delta = Q - Y at fixed Q(s, a) (`TD_SLICE_QS`; Y = Q - delta and Q' = Y: a reward-free
     step, discount 1), loss (top) and its slope d loss / d Q (bottom), beside DQN's (0.5 delta^2) and DQNReg's
@@ -334,7 +328,7 @@ def plot_objective(objective: Objective, meta: Any, label: str, out: Path, run_d
             paths.append(drift_slices(objective, meta, label, out, grid, num_updates=num_updates))
         if depends_on_progress(objective, meta, num_updates):
             paths.append(drift_progress(objective, meta, label, out, num_updates))
-    if reads_td_parts(objective.value_loss):
+    if objective.value_loss.reads_target_parts:  # drawn against the TD error at fixed Q
         paths.append(td_loss_plot(objective, meta, label, out))
     else:
         paths.append(value_loss_plot(objective, meta, label, out))

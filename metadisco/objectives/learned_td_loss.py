@@ -53,6 +53,7 @@ class LearnedTDLoss(ResidualMLP, Piece):
     input: str = "symlog"
     num_features = len(FEATURES)
     label = "value loss 'learned_td'"
+    reads_target_parts = True
 
     def __post_init__(self):
         super().__post_init__()

@@ -221,6 +221,9 @@ class Piece:
     # Whether the piece reads the run length N (`Progress.num_updates`), not only the progress n / N; then
     # meta-training notes the evaluation envs whose N its training tasks do not cover (`metadisco.meta.horizon`).
     sees_horizon: bool = False
+    # A value loss's: whether it reads the one-step TD target's parts (`ValueLossInputs.next_value`, `.discount`),
+    # which only a one-step TD trainer (DQN) gives; its figure is drawn against the TD error at fixed Q.
+    reads_target_parts: bool = False
     # A drift's: the handcrafted method it equals at zero meta-parameters, which paired fitness is relative to
     # and meta-training's messages name (`Objective.baseline`).
     baseline: str = "PPO"

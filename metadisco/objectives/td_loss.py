@@ -54,6 +54,8 @@ class DQNRegLoss(Piece):
 class DQNClippedLoss(Piece):
     """DQNClipped (Co-Reyes et al. 2021); needs a one-step TD trainer's target parts (algorithm dqn)."""
 
+    reads_target_parts = True
+
     def __call__(self, meta, inputs: ValueLossInputs, progress: Progress) -> jax.Array:
         del meta, progress
         if inputs.next_value is None or inputs.discount is None:
