@@ -145,7 +145,9 @@ def run_piece(root: Path, out: Path, seconds: int) -> int:
         print(f"=== {job.name}: {log[job.name]}", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     note = root / "results" / "gpu_queue" / "last_piece.json"
-    note.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "jobs": log}, indent=2) + "\n")
+    partial = note.with_suffix(".json.tmp")  # written whole, then renamed: a cut piece leaves no half file
+    partial.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "jobs": log}, indent=2) + "\n")
+    partial.replace(note)
     with tarfile.open(out / "gpu_queue.tgz", "w:gz") as tar:
         tar.add(note, arcname=str(note.relative_to(root)))
         for job in ran:
