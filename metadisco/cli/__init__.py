@@ -45,6 +45,7 @@ COMMANDS = {
     "export": "export_cmd",
     "import": "import_cmd",
     "catalogue": "catalogue_cmd",
+    "leaderboard": "leaderboard_cmd",
 }
 
 

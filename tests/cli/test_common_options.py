@@ -11,7 +11,7 @@ from metadisco.cli import COMMANDS, build_parser
 from metadisco.cli.common import show_progress
 from metadisco.core.errors import MetadiscoWarning
 
-LONG_WORK = ("train", "meta-train", "probe", "bench", "evaluate", "distil", "sweep", "pbt")
+LONG_WORK = ("train", "meta-train", "probe", "bench", "evaluate", "distil", "sweep", "pbt", "leaderboard")
 COMMON = ("--no-progress", "--devices", "--no-compile-cache", "--plugin")
 SEEDED = ("train", "meta-train", "probe", "evaluate", "distil", "sweep", "pbt")
 SHARDED = ("meta-train", "probe", "evaluate", "sweep", "pbt")  # work sharded over the one mesh: --distributed
