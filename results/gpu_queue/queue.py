@@ -51,6 +51,7 @@ PEERS_DIR = "results/bench/gpu/three_peers/queue"
 DETERMINISM_DIR = "results/bench/gpu/determinism"
 DISCO = "results/disco103_judged"
 TALPO_RUN = "results/talpo_minatar_tuned/gpu/run"
+BOARD = "results/leaderboard/gpu"
 
 JOBS = (
     Job("three_peers", "CartPole PPO's steps/s against rejax and PureJaxRL, alternating: 1 seed, 16 seeds, a "
@@ -75,6 +76,12 @@ JOBS = (
         f"--resume ) 2>&1 | tee -a results/talpo_minatar_tuned/gpu/pieces.log",
         (TALPO_RUN, "results/talpo_minatar_tuned/gpu/pieces.log"), f"{TALPO_RUN}/objective.msgpack",
         needs=(".whl",), minimum_s=180, progress=f"{TALPO_RUN}/checkpoints/*"),
+    Job("leaderboard_gpu", "the gpu suite's board (MinAtar at 1e7, Brax at 5e7, Catch), cell by cell "
+                           "(metadisco leaderboard --suite gpu)",
+        f"mkdir -p {BOARD} && timeout --signal=TERM $LIMIT python3 -m metadisco --no-compile-cache leaderboard "
+        f"--suite gpu --out {BOARD} 2>&1 | tee -a results/leaderboard/gpu.txt",
+        (BOARD, "results/leaderboard/gpu.txt"), f"{BOARD}/board.json", needs=(".whl", "runs/disco103.msgpack"),
+        minimum_s=180, progress=f"{BOARD}/cells/*.json"),
 )
 
 
