@@ -37,6 +37,7 @@ def run(args) -> int:
     from metadisco.parallel import devices, hosts
     from metadisco.parallel.sharding import make_mesh
     from metadisco.runs.rundir import RunDir
+    from metadisco.trainers.algorithm import baseline_of, describe_baseline
 
     config = load_config(args.config, common.seed_override(args))
     if args.dry_run:
@@ -71,7 +72,7 @@ def run(args) -> int:
         initial, final = result.fitness_of_initial_mean, result.fitness_of_final_mean
         tasks = ", ".join(dict.fromkeys(t.env for t in config.tasks))
         if initial is not None and final is not None:
-            zero = config.objective.describe_baseline()
+            zero = describe_baseline(config.objective)
             what = (f"the ES's start, no handcrafted method (the control is {baseline})" if zero == "none"
                     else f"which is {zero} exactly")
             common.say(f"gain on fresh seeds of {tasks}: {gain(initial, final)} over generation 0's ES mean, "
@@ -87,7 +88,7 @@ def run(args) -> int:
                        "Give the validation tasks enough timesteps for episodes to end in the final window")
         if result.best_generation is not None:
             found = ("nothing beat the ES's start on the validation envs, so the kept objective is generation 0's"
-                     if result.best_generation == 0 and config.objective.baseline == "none" else
+                     if result.best_generation == 0 and baseline_of(config.objective) == "none" else
                      f"nothing beat {baseline} on the validation envs, so the kept objective is {baseline} itself"
                      if result.best_generation == 0 else
                      f"the kept objective (generation {result.best_generation}) scores {fmt(result.best_validation)} "
@@ -120,9 +121,8 @@ def dry_run(args, config) -> int:
 
 
 def evaluation_baselines(objective) -> str:
-    """The baselines the closing lines suggest judging against: PPO and DPO for a PPO objective, else the
-    algorithm's handcrafted control (`Algorithm.control`)."""
+    """The baselines the closing lines suggest judging against (`Algorithm.baselines`: PPO and DPO for a PPO
+    objective, else the algorithm's handcrafted control)."""
     from metadisco.trainers.algorithm import get_algorithm
 
-    control = get_algorithm(objective.algorithm).control
-    return "ppo,dpo" if control == "ppo" else control
+    return ",".join(get_algorithm(objective.algorithm).baselines())

@@ -38,6 +38,7 @@ def run(args) -> int:
     from metadisco.meta.load import load_config
     from metadisco.meta.probe import probe
     from metadisco.meta.step import GenerationStep
+    from metadisco.trainers.algorithm import baseline_of
 
     config = load_config(args.config, common.seed_override(args))
     meta_run = GenerationStep(config)
@@ -68,7 +69,8 @@ def run(args) -> int:
     if args.out:
         atomic_write_text(args.out, json.dumps(to_jsonable(report), indent=2) + "\n")
     # The control every member is paired with: the objective at zero meta-parameters (PPO unless it says otherwise).
-    baseline = config.objective.baseline if len(config.objective.baseline) <= 4 else "baseline"
+    baseline = baseline_of(config.objective)
+    baseline = baseline if len(baseline) <= 4 else "baseline"
     header = (f"{'task':32s} {'seeds':>5s} {baseline.lower():>9s} {'random':>9s} {'seed std':>9s} {'member std':>10s} "
               f"{'pair SNR':>8s} {'signal':>6s} {'split-half':>10s} {'seeds for SNR 1':>15s}")
     print(header)

@@ -24,8 +24,9 @@ def check_meta_config(config) -> None:
     if not config.tasks:
         raise UserError("config key tasks needs at least one task")
     from metadisco.meta.problem import separate_control
+    from metadisco.trainers.algorithm import baseline_of
 
-    if config.objective.baseline == "none" and config.normalise == "paired":
+    if baseline_of(config.objective) == "none" and config.normalise == "paired":
         control = separate_control(config.objective)
         if control is None:
             raise UserError("normalise: paired scores members against a handcrafted control, and this objective has "
@@ -33,7 +34,7 @@ def check_meta_config(config) -> None:
                             "return)")
         if config.hyper:
             raise UserError(f"a hyper section evolves settings beside the objective, and this objective's paired "
-                            f"control ({control.baseline}) trains in a program of its own at the tasks' settings; "
+                            f"control ({baseline_of(control)}) trains in a program of its own at the tasks' settings; "
                             "leave the hyper section out, or use normalise: fixed")
     population = check_int("strategy.population_size", config.strategy.population_size, 1, INT32_MAX)
     from metadisco.meta.tuning import Grid

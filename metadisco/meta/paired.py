@@ -2,7 +2,7 @@
 
 Members of a generation share their seed keys (common random numbers), so training PPO (the objective with
 every learned piece at zero) on those keys too costs one more row of the population and gives each task a
-control variate. "PPO" here and in the code is that baseline, whatever it is (`Objective.baseline`): PPO for
+control variate. "PPO" here and in the code is that baseline, whatever it is (`baseline_of`): PPO for
 LPO / TA-LPO and learned value losses and optimisers, DPO for a `learned_dpo` drift, PQN for a TD objective.
 A member's score on a task is
 

@@ -17,7 +17,7 @@ same thing without a model. Differences are in PPO-normalised units (each task's
 combine as the fitness does. Since pair_snr grows linearly with S, S / pair_snr seeds give pair_snr = 1.
 With `sampling.scale`, each block of S seeds trains at its own draw of the settings, as a generation would.
 "PPO" here and in the report's keys is the objective's baseline, the objective at zero meta-parameters
-(`Objective.baseline` names it: PPO for the PPO-family pieces, DPO for a `learned_dpo` drift, ...).
+(`metadisco.trainers.algorithm.baseline_of`: PPO for the PPO-family pieces, DPO for a `learned_dpo` drift, ...).
 """
 
 from __future__ import annotations

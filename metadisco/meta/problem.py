@@ -50,6 +50,7 @@ from metadisco.objectives import Objective
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
 from metadisco.runs import baseline_cache
+from metadisco.trainers.algorithm import baseline_of
 from metadisco.trainers.hyper import hyper_of
 
 EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
@@ -61,13 +62,13 @@ def separate_control(objective) -> Objective | None:
     """The handcrafted control a paired run scores against when it is not the objective at zero meta-parameters:
     a learned update rule's is its algorithm's control (`Algorithm.control`: disco_rl's actor-critic rule), another
     objective with a program of its own; None where the objective at zero is the control (every other slot)."""
-    if objective.baseline != "none":
+    if baseline_of(objective) != "none":
         return None
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.trainers.algorithm import get_algorithm
 
     control = BUILTIN_OBJECTIVES.get(get_algorithm(objective.algorithm).control)
-    return control if control is not None and control.baseline != "none" else None
+    return control if control is not None and baseline_of(control) != "none" else None
 
 
 def generation_keys(base_key, generation: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -185,7 +186,7 @@ class MetaProblem:
     @property
     def control_name(self) -> str:
         """The control's name in messages: PPO, DPO, PQN, DQN, or the update rule's actor-critic."""
-        return (self.control_objective or self.config.objective).baseline
+        return baseline_of(self.control_objective or self.config.objective)
 
     def control_task(self, task: Task) -> Task:
         """`task` as its control trains: the same task, or with a separate control (`separate_control`) the same

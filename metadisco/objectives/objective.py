@@ -79,20 +79,6 @@ class Objective:
             return "update_rule"
         return "ppo" if self.trace is None else "pqn"
 
-    @property
-    def baseline(self) -> str:
-        """The handcrafted method this objective is at zero meta-parameters: the control that paired fitness
-        scores every member against ("PPO" for LPO / TA-LPO and learned value losses or optimisers, "DPO" for a
-        `dpo` or `learned_dpo` drift, "PQN" for a TD objective, the rule's own for an update rule)."""
-        if self.update_rule is not None:
-            return self.update_rule.baseline
-        return self.drift.baseline if self.algorithm == "ppo" else self.algorithm.upper()
-
-    def describe_baseline(self) -> str:
-        """`baseline` in words, naming where it differs from the method's own: a learned value loss is a residual
-        around plain L2, not PPO's clipped L2, so its zero point is "PPO with an L2 value loss"."""
-        return f"{self.baseline} with an L2 value loss" if self.value_loss.name == "learned" else self.baseline
-
     def zero_meta(self) -> dict[str, Any]:
         """Meta-parameters at which every learnable piece equals its handcrafted baseline."""
         return {slot: piece.zero_meta() for slot, piece in self.pieces().items()}

@@ -225,7 +225,7 @@ class Piece:
     # which only a one-step TD trainer (DQN) gives; its figure is drawn against the TD error at fixed Q.
     reads_target_parts: bool = False
     # A drift's: the handcrafted method it equals at zero meta-parameters, which paired fitness is relative to
-    # and meta-training's messages name (`Objective.baseline`).
+    # and meta-training's messages name (`metadisco.trainers.algorithm.baseline_of`).
     baseline: str = "PPO"
     # An optimiser's: whether its update needs the trainer's `OptimizerContext` (activations, epoch, ...).
     needs_context: bool = False

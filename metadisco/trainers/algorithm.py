@@ -13,7 +13,8 @@ handcrafted `actor_critic` beside the learned rules):
 - `mode_action(config, env, objective)`: the trained agent's deterministic action (`metadisco.trainers.greedy`);
 - `check_objective(config, objective)`: a `UserError` for an objective it cannot train whole;
 - `control`: the built-in objective that is its handcrafted control (the objective at zero meta-parameters, which
-  paired fitness and the judges score against);
+  paired fitness and the judges score against); `judge_against`, the built-in objectives a discovery of it is
+  judged against by default (its control, and for PPO also DPO, the field's discovered baseline);
 - `presets`: {env family: `TrainConfig`}, its settings per family, each number's source beside it in its module;
 - `slots`: the objective slots its trainer calls (a learnable piece in another slot would be evolved for nothing:
   `check_calls` refuses it), and `gives_activations`, whether it gives an optimiser the network's activations (OPEN);
@@ -25,7 +26,11 @@ handcrafted `actor_critic` beside the learned rules):
 - `optimizer_steps`: optimiser steps per update, for the learning-rate schedule (`trainer_optimizer`);
 - `optimizer(config, OptimizerInputs) -> GradientTransformation`: for an algorithm whose objectives name no
   optimiser (an update rule writes the agent's whole loss), the one its trainer steps; None (every other): the
-  objective's optimiser slot.
+  objective's optimiser slot;
+- `baseline(objective) -> str`: the handcrafted method an objective of it is at zero meta-parameters, as messages
+  and paired fitness name it (`baseline_of`): its name in capitals unless the algorithm says otherwise (PPO: its
+  drift's, so a `learned_dpo` drift is DPO-normalised; an update rule: the rule's own, "none" for a rule that has
+  no handcrafted twin).
 
 The built-in algorithms are the modules named in `BUILTIN_MODULES`, imported on first lookup; a plugin registers
 its own with `register`.
@@ -53,6 +58,10 @@ def _any_config(config) -> None:
     del config
 
 
+def _name_in_capitals(objective) -> str:
+    return objective.algorithm.upper()
+
+
 def _one_step_per_minibatch(config) -> int:
     return config.update_epochs * config.num_minibatches
 
@@ -66,6 +75,7 @@ class Algorithm:
     build: Callable[..., Any]  # (config, env, objective) -> Trainer
     mode_action: Callable[..., Callable]  # (config, env, objective) -> (params, obs) -> action
     control: str  # the built-in objective that is its handcrafted control
+    judge_against: tuple[str, ...] = ()  # built-in objectives a discovery is judged against; () -> (control,)
     presets: Mapping[str, Any] = field(default_factory=dict)  # {env family: TrainConfig}
     slots: tuple[str, ...] = ("drift", "value_loss", "optimizer")  # the objective slots its trainer calls
     gives_activations: bool = False  # its trainer gives an optimiser that `needs_context` the network's activations
@@ -75,11 +85,16 @@ class Algorithm:
     check_config: Callable[[Any], None] = _any_config  # a UserError for settings it cannot run
     optimizer_steps: Callable[[Any], int] = _one_step_per_minibatch
     optimizer: Callable[..., Any] | None = None  # (config, OptimizerInputs) -> optax transform; None: the objective's
+    baseline: Callable[[Any], str] = _name_in_capitals  # objective -> the handcrafted method it is at zero
 
     def preset_name(self, family: str) -> str:
         """The name of its preset for `family`: the family's own name for PPO (the default algorithm), else
         `<algorithm>_<family>`."""
         return family if self.name == DEFAULT_ALGORITHM else f"{self.name}_{family}"
+
+    def baselines(self) -> tuple[str, ...]:
+        """The built-in objectives a discovery of this algorithm is judged against by default."""
+        return self.judge_against or (self.control,)
 
     def default_options(self):
         """Its own settings at their defaults (None for an algorithm without any)."""
@@ -177,6 +192,21 @@ def not_read_error(setting: str, algorithm: str) -> UserError:
 def presets() -> dict[str, Any]:
     """{preset name: TrainConfig} of every registered algorithm's presets."""
     return {a.preset_name(family): config for a in all_algorithms() for family, config in a.presets.items()}
+
+
+def baseline_of(objective) -> str:
+    """The handcrafted method `objective` is at zero meta-parameters (`Algorithm.baseline`): the control paired
+    fitness scores every member against ("PPO" for LPO / TA-LPO and learned value losses or optimisers, "DPO" for a
+    `dpo` or `learned_dpo` drift, "PQN" / "DQN" for a TD objective, the rule's own for an update rule, "none" where
+    there is no handcrafted twin)."""
+    return get_algorithm(objective.algorithm).baseline(objective)
+
+
+def describe_baseline(objective) -> str:
+    """`baseline_of` in words, naming where it differs from the method's own: a learned value loss is a residual
+    around plain L2, not PPO's clipped L2, so its zero point is "PPO with an L2 value loss"."""
+    baseline = baseline_of(objective)
+    return f"{baseline} with an L2 value loss" if objective.value_loss.name == "learned" else baseline
 
 
 def require_discrete(algorithm: str, spec) -> None:

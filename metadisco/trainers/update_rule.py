@@ -212,6 +212,7 @@ UPDATE_RULE = register(Algorithm(
     build=make_update_rule_trainer,
     mode_action=rule_agent_mode_action,
     control="actor_critic",
+    baseline=lambda objective: objective.update_rule.baseline,
     slots=("update_rule",),
     reads=("replay_capacity", "replay_batch", "max_abs_update"),
     check_objective=check_update_rule_objective,

@@ -70,9 +70,12 @@ def test_bad_options_are_user_errors():
 def test_the_baseline_paired_fitness_is_relative_to_is_named_by_the_objective():
     """Paired fitness pairs members with the objective at zero meta-parameters; meta-training and the probe name
     it: DPO for a learned DPO drift, PPO for LPO / TA-LPO and learned value losses, PQN for a TD objective."""
-    assert Objective(drift=DRIFTS.make("learned_dpo")).baseline == "DPO"
-    assert Objective(drift=DRIFTS.make("talpo"), value_loss=VALUE_LOSSES.make("learned")).baseline == "PPO"
-    assert Objective(drift=DRIFTS.make("dpo"), value_loss=VALUE_LOSSES.make("learned")).baseline == "DPO"
-    assert Objective(value_loss=VALUE_LOSSES.make("learned")).describe_baseline() == "PPO with an L2 value loss"
-    assert Objective(drift=DRIFTS.make("lpo")).describe_baseline() == "PPO"
-    assert [BUILTIN_OBJECTIVES[name].baseline for name in ("ppo", "dpo", "pqn")] == ["PPO", "DPO", "PQN"]
+    from metadisco.trainers.algorithm import baseline_of, describe_baseline
+
+    assert baseline_of(Objective(drift=DRIFTS.make("learned_dpo"))) == "DPO"
+    assert baseline_of(Objective(drift=DRIFTS.make("talpo"), value_loss=VALUE_LOSSES.make("learned"))) == "PPO"
+    assert baseline_of(Objective(drift=DRIFTS.make("dpo"), value_loss=VALUE_LOSSES.make("learned"))) == "DPO"
+    assert describe_baseline(Objective(value_loss=VALUE_LOSSES.make("learned"))) == "PPO with an L2 value loss"
+    assert describe_baseline(Objective(drift=DRIFTS.make("lpo"))) == "PPO"
+    assert [baseline_of(BUILTIN_OBJECTIVES[name]) for name in ("ppo", "dpo", "pqn", "dqn", "actor_critic")] == \
+        ["PPO", "DPO", "PQN", "DQN", "actor-critic"]

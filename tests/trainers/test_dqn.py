@@ -14,7 +14,7 @@ from metadisco.objectives import Objective
 from metadisco.rl.replay import replay_add, replay_init, replay_sample
 from metadisco.runs.seeds import resolve_config
 from metadisco.trainers import make_trainer
-from metadisco.trainers.algorithm import algorithm_names, get_algorithm
+from metadisco.trainers.algorithm import algorithm_names, baseline_of, get_algorithm
 from metadisco.trainers.config import apply_overrides, config_to_dict
 from metadisco.trainers.dqn import DQNOptions, td_targets
 
@@ -106,7 +106,7 @@ def test_dqn_objective_names_its_algorithm_and_round_trips():
     assert Objective.from_spec(spec) == DQN
     assert "algorithm" not in BUILTIN_OBJECTIVES["ppo"].to_spec()  # inferred: older files read the same
     assert "algorithm" not in BUILTIN_OBJECTIVES["pqn"].to_spec()
-    assert DQN.baseline == "DQN" and DQN.zero_meta() == {"drift": {}, "value_loss": {}, "optimizer": {}}
+    assert baseline_of(DQN) == "DQN" and DQN.zero_meta() == {"drift": {}, "value_loss": {}, "optimizer": {}}
     with pytest.raises(UserError, match="objective key 'algorithm' needs"):
         Objective.from_spec({"algorithm": "dqn"})
 
