@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -24,7 +23,7 @@ from metadisco.objectives import UPDATE_RULES, Objective
 from metadisco.objectives.disco.agent import PredictionAgent
 from metadisco.objectives.disco.weights import load_disco103
 from metadisco.trainers import make_trainer
-from metadisco.trainers.config import get_preset
+from metadisco.trainers.config import apply_overrides, get_preset
 
 
 def main(argv=None) -> int:
@@ -34,8 +33,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     updates, early = 600, 40
-    config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * updates, replay_batch=32,
-                     hidden_sizes=(64, 64))
+    config = apply_overrides(get_preset("update_rule_classic"), {"total_timesteps": 2 * 29 * updates,
+                                                                 "replay_batch": 32, "hidden_sizes": (64, 64)})
     env = make_env("Catch-bsuite")
     trainer = make_trainer(config, env, Objective(update_rule=UPDATE_RULES.make("disco")))
     network = PredictionAgent(env.spec.action_size, torso=config.hidden_sizes)

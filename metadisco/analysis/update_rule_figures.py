@@ -145,7 +145,8 @@ def plot_update_rule(objective, meta, label: str, out: str | Path, env_id: str, 
     from metadisco.objectives import Progress
     from metadisco.trainers.update_rule import sample_trajectories
 
-    sample = jax.tree.map(jnp.asarray, sample_trajectories(state.extra.replay, key, min(batch, config.replay_capacity)))
+    capacity = config.options.replay_capacity
+    sample = jax.tree.map(jnp.asarray, sample_trajectories(state.extra.replay, key, min(batch, capacity)))
     progress = Progress(jnp.float32(1.0), jnp.float32(trainer.num_updates))
     targets = lpg_targets(rule, meta["update_rule"], state.params, network, sample, float(config.gamma), progress)
     return [rule_targets_figure(targets, title, out, LPG_AXES)]

@@ -104,8 +104,8 @@ def rejax_pqn(env_id: str, config: TrainConfig):
     in both). rejax's own design differs: Adam (PQN's code uses RAdam), no learning-rate decay, elementwise
     gradient clipping (optax.clip) where PQN clips the global norm, no reward scaling, and no truncation
     bootstrap (gymnax's done merges both)."""
-    algo = _rejax_algo("PQN", env_id, config, td_lambda=config.gae_lambda, eps_start=config.eps_start,
-                       eps_end=config.eps_finish, exploration_fraction=config.eps_decay)
+    algo = _rejax_algo("PQN", env_id, config, td_lambda=config.gae_lambda, eps_start=config.options.eps_start,
+                       eps_end=config.options.eps_finish, exploration_fraction=config.options.eps_decay)
     # rejax's create_agent fixes hidden_layer_sizes=(64, 64); the module is rebuilt at PQN's sizes.
     agent = algo.agent.clone(hidden_layer_sizes=tuple(config.hidden_sizes))
     return algo.replace(agent=agent, eval_callback=lambda algo, ts, rng: jnp.zeros(()))
@@ -145,8 +145,8 @@ def rejax_dqn(env_id: str, config: TrainConfig, eval_freq: int | None = None):
         skip_initial_evaluation=True, num_envs=config.num_envs, buffer_size=options.buffer_size,
         fill_buffer=options.learning_starts, batch_size=options.buffer_batch, num_epochs=options.gradient_steps,
         target_update_freq=options.target_update_interval, polyak=1.0 - options.tau, learning_rate=config.lr,
-        max_grad_norm=config.max_grad_norm, gamma=config.gamma, eps_start=config.eps_start,
-        eps_end=config.eps_finish, exploration_fraction=options.eps_anneal_steps / steps, ddqn=options.double_q,
+        max_grad_norm=config.max_grad_norm, gamma=config.gamma, eps_start=options.eps_start,
+        eps_end=options.eps_finish, exploration_fraction=options.eps_anneal_steps / steps, ddqn=options.double_q,
         agent_kwargs={"activation": config.activation})
     # rejax's create_agent fixes hidden_layer_sizes=(64, 64); the module is rebuilt at the config's sizes.
     return algo.replace(agent=algo.agent.clone(hidden_layer_sizes=tuple(config.hidden_sizes)))

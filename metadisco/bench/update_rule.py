@@ -61,7 +61,7 @@ def network_only_fn(env_id: str, config: TrainConfig, rule, num_seeds: int):
     env = make_env(env_id)
     num_actions = env.spec.action_size
     network = rule.agent(num_actions, config.hidden_sizes, config.activation)
-    shape = (config.num_steps, config.replay_batch)
+    shape = (config.num_steps, config.options.replay_batch)
 
     def run(key):
         init_key, obs_key, action_key = jax.random.split(key, 3)
@@ -98,7 +98,7 @@ def bench_update_rule(cases=DEFAULT_RULE_CASES, seed_counts=(1, 4)) -> dict:
     for case in cases:
         config = rule_config(case)
         figures = {"preset": case.preset, "updates": config.num_updates, "num_envs": config.num_envs,
-                   "num_steps": config.num_steps, "replay_batch": config.replay_batch,
+                   "num_steps": config.num_steps, "replay_batch": config.options.replay_batch,
                    "hidden_sizes": list(config.hidden_sizes)}
         for n in seed_counts:
             trainer, args, devices = seeds_program(case.env_id, objective, meta, config, n)

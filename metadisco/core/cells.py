@@ -86,9 +86,10 @@ class CellStore:
     """
 
     def __init__(self, directory: str | Path, settings: dict, resume: bool, command: str, write: bool = True,
-                 output: str | Path | None = None):
+                 output: str | Path | None = None, upgrade=None):
         """`directory`: where the cells live; `output`: what the user named (--out), for messages (default: the
-        directory's parent)."""
+        directory's parent); `upgrade`: settings of an older version -> as this one writes them (the plan a run of
+        an older metadisco stored is compared through it)."""
         self.directory = Path(directory)
         output = Path(output) if output is not None else self.directory.parent
         self.write = write
@@ -104,6 +105,8 @@ class CellStore:
                                    "run), or another out", ("resume", "out"))
             stored = read_json(plan_file)
             stored_settings = stored.get("settings") if isinstance(stored, dict) else None
+            if upgrade is not None and stored_settings is not None:
+                stored_settings = upgrade(stored_settings)
             difference = first_difference(stored_settings, self.settings)
             if difference:
                 raise SettingError(f"resume: the command differs from the one that made {str(plan_file)!r} "

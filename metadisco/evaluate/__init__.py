@@ -243,8 +243,9 @@ class _Plan:
         from tqdm import tqdm
 
         from metadisco.core.cells import CellStore
+        from metadisco.runs.migrate import upgrade_records
 
-        store = CellStore(out / "cells", self.settings(), resume, "evaluate", write=write)
+        store = CellStore(out / "cells", self.settings(), resume, "evaluate", write=write, upgrade=upgrade_records)
         points = len(self.grid) * (2 if self.rules.tune_rule == "fresh_seeds" else 1)
         total = len(self.envs) * (1 + len(self.groups) * (1 + points))
         self.call_lines, self.total = call_lines, total

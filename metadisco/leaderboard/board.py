@@ -98,16 +98,19 @@ class Board:
         """The cells of the board in `directory`, whose plan must be this suite's on this device count."""
         from metadisco.core.cells import first_difference
         from metadisco.core.io import read_json
+        from metadisco.runs.migrate import upgrade_records
 
         settings = {**self.suite.to_plain(), "devices": len(self.devices)}
         plan = directory / "cells" / "plan.json"
         if plan.is_file():
             stored = read_json(plan)
-            difference = first_difference(stored.get("settings") if isinstance(stored, dict) else None, settings)
+            difference = first_difference(upgrade_records(stored.get("settings")) if isinstance(stored, dict) else None,
+                                          settings)
             if difference:
                 raise UserError(f"{str(directory)!r} holds a board of another suite or device count ({difference}); "
                                 "give another directory, or the suite and --devices it was made with")
-        return CellStore(directory / "cells", settings, True, "leaderboard", write=write, output=directory)
+        return CellStore(directory / "cells", settings, True, "leaderboard", write=write, output=directory,
+                         upgrade=upgrade_records)
 
     # ---- the plan
 
@@ -140,11 +143,13 @@ class Board:
                 "config": config_to_dict(with_values(slot.config, {"lr": lr}, "the suite's lr grid"))}
 
     def _get(self, slot: Slot, seed_set: str, lr: float) -> dict | None:
+        from metadisco.runs.migrate import upgrade_records
+
         key = cell_key(slot.env, slot.entry.name, seed_set, lr)
         for store in self.stores:
             record = store.get(key)
             if record is not None:
-                if record.get("identity") != self.identity(slot, lr):
+                if upgrade_records(record.get("identity")) != self.identity(slot, lr):
                     raise UserError(f"cell {key!r} in {store.directory} was trained from another version of entry "
                                     f"{slot.entry.name!r} (its objective or settings differ); move that cell away to "
                                     "retrain it, or name the new version otherwise")

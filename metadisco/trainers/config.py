@@ -47,10 +47,11 @@ class TrainConfig:
     """Settings of the inner trainer: PPO / mirror learning, or PQN (`algorithm`). The fields named in `HYPER`
     are traced; in a static config (`metadisco.trainers.hyper.static_of`) they are None.
 
-    Shared by both: env and rollout sizes, epochs and minibatches, gamma, `gae_lambda` (the lambda of the
-    returns: GAE's for PPO, Q(lambda)'s for PQN), learning rate and its annealing, gradient clipping, network
-    sizes, normalisation. PPO's own: `ent_coef`, `vf_coef`. PQN's own: the epsilon-greedy schedule and
-    `reward_scale`. Setting the other algorithm's own setting is an error, not silently ignored.
+    The fields are what every algorithm has (env and rollout sizes, gamma, `gae_lambda`: the lambda of the returns,
+    GAE's for PPO, Q(lambda)'s for PQN; learning rate and its annealing, network sizes, normalisation) and a few that
+    several read (`ent_coef`, `vf_coef`: PPO's; epochs, minibatches and gradient clipping: PPO's and PQN's; each
+    algorithm lists those it reads in `Algorithm.reads`). An algorithm's own settings are its `Algorithm.options`,
+    carried in `algorithm_options`. Setting another algorithm's setting is an error, not silently ignored.
     """
 
     HYPER: ClassVar[type] = Hyper
@@ -81,19 +82,9 @@ class TrainConfig:
     # Deterministic evaluation episodes each trained agent plays after training (its mode; DiscoBench's and OPEN's
     # score, `metadisco.trainers.greedy`), reported as `Metrics.eval_return` and the `eval_return` fitness. 0: none.
     eval_episodes: int = 0
-    # PQN: epsilon decays linearly from eps_start to eps_finish over the first eps_decay of the updates; rewards
-    # are multiplied by reward_scale in the TD targets (not in the logged returns).
-    eps_start: float = 1.0
-    eps_finish: float = 0.05
-    eps_decay: float = 0.1
-    reward_scale: float = 1.0
-    # update_rule: a FIFO replay of replay_capacity whole trajectories (num_steps each), replay_batch of them drawn
-    # for each learner step once that many are held; Adam's step is clipped element-wise at max_abs_update.
-    replay_capacity: int = 1024
-    replay_batch: int = 64
-    max_abs_update: float = 1.0
-    # The algorithm's own settings (`Algorithm.options`), as sorted (name, value) pairs of those that differ from
-    # their defaults; read them as `config.options`.
+    # The algorithm's own settings (`Algorithm.options`: PQN's and DQN's epsilon schedule, DQN's replay and target
+    # network, an update rule's replay), as sorted (name, value) pairs of those that differ from their defaults; read
+    # them as `config.options`.
     algorithm_options: tuple[tuple[str, Any], ...] = ()
 
     @property
@@ -171,15 +162,6 @@ class TrainConfig:
             raise UserError(f"hidden_sizes must be positive integers, got {shorten(self.hidden_sizes)}")
         for h in self.hidden_sizes:
             check_int("hidden_sizes", h, 1, INT32_MAX, "an int32 size under jit")
-        for name in ("eps_start", "eps_finish"):
-            check_float(name, getattr(self, name), 0.0, 1.0)
-        check_float("eps_decay", self.eps_decay, 0.0, 1.0, lo_open=True)
-        check_float("reward_scale", self.reward_scale, 0.0, lo_open=True)
-        for name in ("replay_capacity", "replay_batch"):
-            if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
-                raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
-            check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
-        check_float("max_abs_update", self.max_abs_update, 0.0, lo_open=True)
         for name in OPTIONAL_FIELDS:
             owners = readers(name)
             if owners and self.algorithm not in owners and getattr(self, name) is not None \
@@ -213,13 +195,9 @@ class TrainConfig:
 
 ACTIVATIONS = ("tanh", "relu")
 MAX_EVAL_EPISODES = 4096
-# The fields that only some algorithms read (each algorithm lists those it reads in `Algorithm.reads`).
-OPTIONAL_FIELDS = ("ent_coef", "vf_coef", "eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs",
-                   "num_minibatches", "max_grad_norm", "replay_capacity", "replay_batch", "max_abs_update")
-# Of those, the ones every config's record (`config_to_dict`) holds whatever its algorithm: 0.1.0's records (the
-# baseline cache's keys, eval.json's settings) had them, and a record that changed would miss its cache entry.
-ALWAYS_RECORDED = ("ent_coef", "vf_coef", "eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs",
-                   "num_minibatches", "max_grad_norm")
+# The fields that only some algorithms read (each algorithm lists those it reads in `Algorithm.reads`); a config's
+# record (`config_to_dict`) holds them whatever its algorithm.
+OPTIONAL_FIELDS = ("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm")
 DEFAULT = TrainConfig()
 
 
@@ -346,18 +324,13 @@ def canonical_options(algorithm, options: Mapping[str, Any]) -> tuple[tuple[str,
 
 
 def config_to_dict(config: TrainConfig) -> dict:
-    """The config as plain data, the algorithm's own options beside the fields. `eval_episodes` appears only when
-    set, and a field that only some algorithms read only when the config's algorithm reads it (but for
-    `ALWAYS_RECORDED`): the records of older configs (baseline-cache keys, eval.json settings) stay as they were."""
-    from metadisco.trainers.algorithm import readers
-
+    """The config as plain data (its record in eval.json, plans, summaries and baseline-cache keys), the algorithm's
+    own options beside the fields; `eval_episodes` appears only when set. Records written by older versions are
+    read through `metadisco.runs.migrate`."""
     out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
            if k != "algorithm_options"}
     if not out["eval_episodes"]:
         del out["eval_episodes"]
-    for name in OPTIONAL_FIELDS:
-        if name not in ALWAYS_RECORDED and config.algorithm not in (readers(name) or (config.algorithm,)):
-            del out[name]
     if config.options is not None:
         out.update(plain_options(config.options))
     return out

@@ -65,6 +65,8 @@ class DQNOptions:
     gradient_steps: int = 1  # optimiser steps per update (per `num_envs` x `num_steps` env steps)
     target_update_interval: int = 500  # env steps between target-network updates
     tau: float = 1.0  # target <- tau params + (1 - tau) target at each of them
+    eps_start: float = 1.0  # epsilon of the first env step
+    eps_finish: float = 0.05  # epsilon after eps_anneal_steps env steps
     eps_anneal_steps: int = 250_000  # env steps over which epsilon falls from eps_start to eps_finish
     double_q: bool = False  # Double DQN's target: the online network picks the next action
 
@@ -73,6 +75,8 @@ class DQNOptions:
             check_int(name, getattr(self, name), 1, INT32_MAX, "a positive int32")
         check_int("learning_starts", self.learning_starts, 0, INT32_MAX, "an int32 count of transitions")
         check_float("tau", self.tau, 0.0, 1.0, lo_open=True)
+        for name in ("eps_start", "eps_finish"):
+            check_float(name, getattr(self, name), 0.0, 1.0)
         if not isinstance(self.double_q, bool):
             raise UserError(f"double_q must be true or false, got {self.double_q!r}")
         if self.buffer_batch > self.buffer_size:
@@ -140,7 +144,7 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective, double: boo
     num_actions = env.spec.action_size
     num_updates = config.num_updates
     steps_per_update = config.num_envs * config.num_steps
-    epsilon = optax.linear_schedule(config.eps_start, config.eps_finish, options.eps_anneal_steps)
+    epsilon = optax.linear_schedule(options.eps_start, options.eps_finish, options.eps_anneal_steps)
 
     def init_extra(params, obs) -> DQNExtra:
         example = Transition(obs[0], jnp.int32(0), jnp.float32(0.0), jnp.bool_(False), obs[0])
@@ -249,7 +253,7 @@ DQN = register(Algorithm(
     mode_action=dqn_mode_action,
     control="dqn",
     slots=("value_loss", "optimizer"),
-    reads=("eps_start", "eps_finish", "max_grad_norm"),
+    reads=("max_grad_norm",),
     options=DQNOptions,
     check_objective=check_dqn_objective,
     optimizer_steps=lambda config: config.options.gradient_steps,
@@ -261,8 +265,8 @@ DQN = register(Algorithm(
         # built-in objective's, as every objective's default; theirs optax's 1e-8), and a time limit bootstraps.
         "classic": TrainConfig(
             algorithm="dqn", num_envs=10, num_steps=1, total_timesteps=500_000, gamma=0.99, lr=2.5e-4,
-            anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(120, 84), activation="relu", eps_start=1.0,
-            eps_finish=0.05, algorithm_options=_options(),
+            anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(120, 84), activation="relu",
+            algorithm_options=_options(),
         ),
         # DiscoBench OffPolicyRL's MinAtar config (domains/OffPolicyRL/templates/default/base/): 64 envs, 1e7
         # steps, buffer 300,000, batch 128, learning starts 1,000, epsilon 1.0 -> 0.05 over 4e4 steps, target
@@ -271,8 +275,7 @@ DQN = register(Algorithm(
         # theirs). Not theirs: max_grad_norm 10.
         "minatar": TrainConfig(
             algorithm="dqn", num_envs=64, num_steps=1, total_timesteps=10_000_000, gamma=0.99, lr=3e-4,
-            anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(64, 64), activation="relu", eps_start=1.0,
-            eps_finish=0.05,
+            anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(64, 64), activation="relu",
             algorithm_options=_options(buffer_size=300_000, learning_starts=1_000, eps_anneal_steps=40_000),
         ),
     },

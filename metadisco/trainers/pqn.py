@@ -21,12 +21,15 @@ of epsilon and the number of actions), and `actor_loss`, `approx_kl`, `drift_act
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 
+from metadisco.core.coerce import check_float
 from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import TraceInputs, ValueLossInputs
@@ -39,6 +42,29 @@ from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_q_network
 from metadisco.trainers.rollout import rollout
+
+
+@dataclass(frozen=True)
+class PQNOptions:
+    """PQN's own static settings (`TrainConfig.algorithm_options`; `--set eps_finish=0.2` addresses them): epsilon
+    decays linearly from eps_start to eps_finish over the first eps_decay of the updates; rewards are multiplied by
+    reward_scale in the TD targets (not in the logged returns)."""
+
+    eps_start: float = 1.0
+    eps_finish: float = 0.05
+    eps_decay: float = 0.1
+    reward_scale: float = 1.0
+
+    def validate(self) -> None:
+        for name in ("eps_start", "eps_finish"):
+            check_float(name, getattr(self, name), 0.0, 1.0)
+        check_float("eps_decay", self.eps_decay, 0.0, 1.0, lo_open=True)
+        check_float("reward_scale", self.reward_scale, 0.0, lo_open=True)
+
+
+def _options(**changes) -> tuple[tuple[str, Any], ...]:
+    defaults = dataclasses.asdict(PQNOptions())
+    return tuple(sorted((k, v) for k, v in changes.items() if defaults[k] != v))
 
 
 class Transition(NamedTuple):
@@ -71,11 +97,12 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     `config` is a full config or a static one (`metadisco.trainers.hyper.static_of`, whose functions then need
     `hyper`); PQN reads lr, gamma, gae_lambda (Q(lambda)'s lambda) and max_grad_norm from the hyper."""
     config, defaults = split_config(config)  # from here on a traced field cannot be read from the config by mistake
+    options: PQNOptions = config.options
     network = make_q_network(env.spec, config.hidden_sizes, config.activation)
     num_actions = env.spec.action_size
     num_updates = config.num_updates
     # epsilon at update n: eps_start -> eps_finish linearly over eps_decay * num_updates updates, then constant.
-    epsilon = optax.linear_schedule(config.eps_start, config.eps_finish, config.eps_decay * num_updates)
+    epsilon = optax.linear_schedule(options.eps_start, options.eps_finish, options.eps_decay * num_updates)
 
     def loss_fn(params, batch: Batch, meta, progress: Progress):
         q = network.apply(params, batch.obs)
@@ -123,7 +150,7 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
             greedy = rollout.greedy.astype(jnp.float32)
             greedy_next = jnp.concatenate([greedy[1:], jnp.ones_like(greedy[:1])])
             lam = objective.trace(meta_params["trace"], TraceInputs(hyper.gae_lambda, greedy_next), progress)
-            targets = q_lambda_returns(rollout.reward * config.reward_scale, next_max_q, rollout.terminated,
+            targets = q_lambda_returns(rollout.reward * options.reward_scale, next_max_q, rollout.terminated,
                                        rollout.truncated, hyper.gamma, lam)
             batch = Batch(rollout.obs, rollout.action, rollout.q_taken, targets)
             batch = jax.tree.map(lambda x: x.reshape((config.batch_size,) + x.shape[2:]), batch)
@@ -173,8 +200,8 @@ PQN = register(Algorithm(
     mode_action=greedy_q_action,
     control="pqn",
     slots=("value_loss", "optimizer", "trace"),
-    reads=("eps_start", "eps_finish", "eps_decay", "reward_scale", "update_epochs", "num_minibatches",
-           "max_grad_norm"),
+    reads=("update_epochs", "num_minibatches", "max_grad_norm"),
+    options=PQNOptions,
     check_objective=check_pqn_objective,
     presets={
         # PQN, mttga/purejaxql purejaxql/config/alg/pqn_cartpole.yaml (commit 970ecce): 32 envs x 64 steps, 5e5
@@ -184,7 +211,7 @@ PQN = register(Algorithm(
         "classic": TrainConfig(
             algorithm="pqn", num_envs=32, num_steps=64, total_timesteps=500_000, update_epochs=4, num_minibatches=16,
             gamma=0.99, gae_lambda=0.95, lr=1e-4, anneal_lr=True, max_grad_norm=10.0, hidden_sizes=(256, 256),
-            activation="relu", eps_start=1.0, eps_finish=0.2, eps_decay=0.2, reward_scale=0.1,
+            activation="relu", algorithm_options=_options(eps_finish=0.2, eps_decay=0.2, reward_scale=0.1),
         ),
         # PQN, purejaxql/config/alg/pqn_minatar.yaml (commit 0cd95ed): 128 envs x 32 steps, 1e7 steps, 2 epochs x 32
         # minibatches, lr 5e-4 decayed, eps 1.0 -> 0.05 over 10%, max grad norm 10, gamma 0.99, lambda 0.65, reward
@@ -193,7 +220,7 @@ PQN = register(Algorithm(
         "minatar": TrainConfig(
             algorithm="pqn", num_envs=128, num_steps=32, total_timesteps=10_000_000, update_epochs=2,
             num_minibatches=32, gamma=0.99, gae_lambda=0.65, lr=5e-4, anneal_lr=True, max_grad_norm=10.0,
-            hidden_sizes=(128, 128), activation="relu", eps_start=1.0, eps_finish=0.05, eps_decay=0.1,
+            hidden_sizes=(128, 128), activation="relu",
         ),
         # PQN, purejaxql/config/alg/pqn_craftax.yaml (commit c5aa074): 1024 envs x 1 step, 1e9 steps, 1 epoch x 1
         # minibatch, lr 1e-4 decayed, eps 0.1 -> 0.005 over 20%, 4 x 1024 LayerNorm MLP, max grad norm 1, gamma
@@ -202,8 +229,8 @@ PQN = register(Algorithm(
         "craftax": TrainConfig(
             algorithm="pqn", num_envs=1024, num_steps=1, total_timesteps=1_000_000_000, update_epochs=1,
             num_minibatches=1, gamma=0.99, gae_lambda=0.0, lr=1e-4, anneal_lr=True, max_grad_norm=1.0,
-            hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True, eps_start=0.1, eps_finish=0.005,
-            eps_decay=0.2,
+            hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True,
+            algorithm_options=_options(eps_start=0.1, eps_finish=0.005, eps_decay=0.2),
         ),
     },
 ))

@@ -31,12 +31,14 @@ Metrics: `actor_loss` is the update's mean loss (0 before the replay holds a bat
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 
+from metadisco.core.coerce import INT32_MAX, check_float, check_int
 from metadisco.core.errors import UserError
 from metadisco.objectives import Objective, Progress, UpdateRuleInputs
 from metadisco.objectives.registry import OptimizerInputs
@@ -48,6 +50,23 @@ from metadisco.trainers.config import Hyper, TrainConfig
 from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.rollout import rollout
+
+
+@dataclass(frozen=True)
+class UpdateRuleOptions:
+    """The update-rule trainer's own static settings (`TrainConfig.algorithm_options`; `--set replay_batch=8`
+    addresses them): a FIFO replay of `replay_capacity` whole trajectories (`num_steps` each), `replay_batch` of them
+    drawn for each learner step once that many are held; Adam's step clipped element-wise at `max_abs_update`.
+    Defaults: DeepMind's eval notebook (google-deepmind/disco_rl colabs/eval.ipynb)."""
+
+    replay_capacity: int = 1024
+    replay_batch: int = 64
+    max_abs_update: float = 1.0
+
+    def validate(self) -> None:
+        for name in ("replay_capacity", "replay_batch"):
+            check_int(name, getattr(self, name), 1, INT32_MAX, "a positive int32 size under jit")
+        check_float("max_abs_update", self.max_abs_update, 0.0, lo_open=True)
 
 
 class Trajectory(NamedTuple):
@@ -83,7 +102,7 @@ def agent_optimizer(config: TrainConfig, inputs: OptimizerInputs) -> optax.Gradi
     learning rate): an update rule writes the agent's whole loss and names no optimiser, so its trainer steps this one
     (`Algorithm.optimizer`). The stop-gradient on Adam's denominator matters to meta-gradients only, so plain Adam
     computes the same numbers."""
-    return optax.chain(optax.scale_by_adam(), optax.clip(config.max_abs_update),
+    return optax.chain(optax.scale_by_adam(), optax.clip(config.options.max_abs_update),
                        optax.scale_by_learning_rate(inputs.learning_rate))
 
 
@@ -93,6 +112,7 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
     `replay_batch`, `max_abs_update`, `hidden_sizes`, `activation`, `anneal_lr` and the traced lr, gamma and
     gae_lambda of `config` (`check_update_rule_config` checks the replay's sizes)."""
     config, defaults = split_config(config)
+    options: UpdateRuleOptions = config.options
     rule = objective.update_rule
     if rule is None:
         raise ValueError("make_update_rule_trainer needs an objective with an update_rule")
@@ -107,7 +127,7 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
         example = Trajectory(jnp.zeros((steps,) + obs.shape[1:], obs.dtype), jnp.zeros(steps, jnp.int32),
                              jnp.zeros(steps, jnp.float32), jnp.zeros(steps, bool),
                              jnp.zeros((steps, num_actions), jnp.float32))
-        return RuleExtra(params, rule.init_state(), replay_init(example, config.replay_capacity))
+        return RuleExtra(params, rule.init_state(), replay_init(example, options.replay_capacity))
 
     def make_update(meta_params, hyper: Hyper, envs, optimizer):
         """The update function (a rollout into the replay, then one learner step once it holds a batch) of an
@@ -134,7 +154,7 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
         def learn(state: TrainState, key: jax.Array):
             """One step of the agent on `replay_batch` trajectories drawn from the buffer (time first from here)."""
             extra: RuleExtra = state.extra
-            obs, actions, rewards, terminal, logits = sample_trajectories(extra.replay, key, config.replay_batch)
+            obs, actions, rewards, terminal, logits = sample_trajectories(extra.replay, key, options.replay_batch)
             target_out = network.apply(extra.target_params, obs) if rule.uses_target else None
             progress = Progress(state.update.astype(jnp.float32) / num_updates, jnp.float32(num_updates))
 
@@ -164,7 +184,7 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
             extra: RuleExtra = state.extra
             state = state._replace(extra=extra._replace(replay=replay_add(extra.replay, trajectory)))
             key, learn_key = jax.random.split(state.key)
-            ready = state.extra.replay.size >= config.replay_batch  # DeepMind's learner waits for a full batch
+            ready = state.extra.replay.size >= options.replay_batch  # DeepMind's learner waits for a full batch
             learned, loss, entropy = learn(state, learn_key)
             before = (state.params, state.opt_state, state.extra.target_params, state.extra.rule_state)
             params, opt_state, target, rule_state = jax.tree.map(lambda a, b: jnp.where(ready, a, b), learned,
@@ -190,8 +210,9 @@ def check_update_rule_objective(config: TrainConfig, objective: Objective) -> No
 
 def check_update_rule_config(config: TrainConfig) -> None:
     """The replay must hold a batch and a rollout, and a trajectory needs a step and the one after it."""
-    if max(config.replay_batch, config.num_envs) > config.replay_capacity:
-        raise UserError(f"replay_capacity {config.replay_capacity} must hold replay_batch {config.replay_batch} "
+    options: UpdateRuleOptions = config.options
+    if max(options.replay_batch, config.num_envs) > options.replay_capacity:
+        raise UserError(f"replay_capacity {options.replay_capacity} must hold replay_batch {options.replay_batch} "
                         f"and num_envs {config.num_envs} trajectories")
     if config.num_steps < 2:
         raise UserError("num_steps must be at least 2 for algorithm update_rule: a trajectory needs a step and "
@@ -214,7 +235,7 @@ UPDATE_RULE = register(Algorithm(
     control="actor_critic",
     baseline=lambda objective: objective.update_rule.baseline,
     slots=("update_rule",),
-    reads=("replay_capacity", "replay_batch", "max_abs_update"),
+    options=UpdateRuleOptions,
     check_objective=check_update_rule_objective,
     check_config=check_update_rule_config,
     optimizer=agent_optimizer,

@@ -11,20 +11,21 @@ import pytest
 
 from metadisco.bench.update_rule import RuleCase, bench_update_rule, network_only_fn, rule_config
 from metadisco.objectives.registry import UPDATE_RULES
+from metadisco.trainers.config import apply_overrides
 
 CASE = RuleCase("Catch-bsuite", "update_rule_classic", 2)
 
 
 def test_a_case_runs_the_preset_for_its_updates():
     config = rule_config(CASE)
-    assert config.num_updates == 2 and config.replay_batch == 64 and tuple(config.hidden_sizes) == (512, 512)
+    assert config.num_updates == 2 and config.options.replay_batch == 64 and tuple(config.hidden_sizes) == (512, 512)
 
 
 @pytest.mark.slow  # 16 s on 2 cores
 def test_the_network_only_program_moves_the_parameters_each_step():
     """Its steps depend on each other (else XLA could drop all but the last): one step and two give different
     parameters, every seed its own."""
-    small = replace(rule_config(CASE), hidden_sizes=(8,), replay_batch=2, num_steps=3)
+    small = apply_overrides(rule_config(CASE), {"hidden_sizes": (8,), "replay_batch": 2, "num_steps": 3})
     rule = UPDATE_RULES.make("disco")
     keys = jax.random.split(jax.random.key(0), 2)
     one, two = (network_only_fn(CASE.env_id, replace(small, total_timesteps=6 * n), rule, 2)(keys) for n in (1, 2))

@@ -72,7 +72,8 @@ def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
     cartpole = get_preset("pqn_classic")  # mttga/purejaxql pqn_cartpole.yaml
     assert (cartpole.algorithm, cartpole.num_envs, cartpole.num_steps, cartpole.update_epochs,
             cartpole.num_minibatches, cartpole.lr, cartpole.gae_lambda, cartpole.max_grad_norm,
-            cartpole.reward_scale, cartpole.eps_finish) == ("pqn", 32, 64, 4, 16, 1e-4, 0.95, 10.0, 0.1, 0.2)
+            cartpole.options.reward_scale, cartpole.options.eps_finish) == \
+        ("pqn", 32, 64, 4, 16, 1e-4, 0.95, 10.0, 0.1, 0.2)
     # --set algorithm=pqn (or a TD objective's algorithm) starts from PQN's preset, not PPO's numbers.
     assert resolve_config("CartPole-v1", overrides=["algorithm=pqn"]) == cartpole
     assert resolve_config("CartPole-v1", algorithm="pqn", overrides={"lr": 3e-4}).lr == 3e-4
@@ -106,11 +107,14 @@ def test_update_rule_presets_and_records():
 
     assert default_preset_name("Catch-bsuite", "update_rule") == "update_rule_classic"
     catch = resolve_config("Catch-bsuite", algorithm="update_rule")  # DeepMind's eval notebook on Catch
-    assert (catch.num_envs, catch.num_steps, catch.num_updates, catch.replay_capacity, catch.replay_batch, catch.lr,
+    assert (catch.num_envs, catch.num_steps, catch.num_updates, catch.options.replay_capacity,
+            catch.options.replay_batch, catch.lr,
             catch.gamma, catch.hidden_sizes) == (2, 29, 1000, 1024, 64, 1e-2, 0.997, (512, 512))
     assert resolve_config("Breakout-MinAtar", algorithm="update_rule").num_envs == 16
-    # The replay settings are recorded for the update rule only: PPO's and PQN's records (baseline-cache keys,
-    # eval.json settings) are what they were before those fields existed.
+    # An algorithm's own settings are in its records only: the replay's in the update rule's, epsilon's in PQN's
+    # and DQN's.
     for preset in ("classic", "minatar", "pqn_classic"):
         assert not {"replay_capacity", "replay_batch", "max_abs_update"} & set(config_to_dict(get_preset(preset)))
+    for preset in ("classic", "minatar", "update_rule_classic"):
+        assert not {"eps_start", "eps_finish", "eps_decay", "reward_scale"} & set(config_to_dict(get_preset(preset)))
     assert config_to_dict(catch)["replay_batch"] == 64

@@ -20,14 +20,14 @@ from metadisco.objectives.disco.meta_net import select
 from metadisco.objectives.disco.weights import SHAPES, load_disco103
 from metadisco.rl.replay import replay_add, replay_init
 from metadisco.trainers import make_trainer
-from metadisco.trainers.config import TrainConfig, get_preset
+from metadisco.trainers.config import TrainConfig, apply_overrides, get_preset
 from metadisco.trainers.update_rule import Trajectory, make_update_rule_trainer, sample_trajectories
 
 WEIGHTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "disco103" / "disco_103.npz"
 DISCO = Objective(update_rule=UPDATE_RULES.make("disco"))
-TINY = TrainConfig(algorithm="update_rule", num_envs=2, num_steps=6, total_timesteps=2 * 6 * 5, lr=1e-3,
-                   anneal_lr=False, gamma=0.997, gae_lambda=0.95, replay_capacity=8, replay_batch=4,
-                   hidden_sizes=(16,), activation="relu")
+TINY = apply_overrides(TrainConfig(algorithm="update_rule", num_envs=2, num_steps=6, total_timesteps=2 * 6 * 5,
+                                   lr=1e-3, anneal_lr=False, gamma=0.997, gae_lambda=0.95, hidden_sizes=(16,),
+                                   activation="relu"), {"replay_capacity": 8, "replay_batch": 4})
 
 
 def rule_params():
@@ -174,7 +174,7 @@ def test_the_rule_targets_figure_draws_on_a_trained_batch(run, tmp_path):
 
 def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="replay_capacity"):
-        make_update_rule_trainer(replace(TINY, replay_batch=9), make_env("Catch-bsuite"), DISCO)
+        make_update_rule_trainer(apply_overrides(TINY, {"replay_batch": 9}), make_env("Catch-bsuite"), DISCO)
     with pytest.raises(ValueError, match="continuous"):
         make_update_rule_trainer(TINY, make_env("Pendulum-v1"), DISCO)
 
@@ -186,8 +186,8 @@ def test_disco103_learns_catch():
     steps, lr 1e-2, 32 trajectories a learner step) with a 64-64 torso; random play returns -0.6, perfect 1.
     Measured: the last 60 updates' mean return 1.00, 0.99, 0.96."""
     updates = 600
-    config = replace(get_preset("update_rule_classic"), total_timesteps=2 * 29 * updates, replay_batch=32,
-                     hidden_sizes=(64, 64))
+    config = apply_overrides(get_preset("update_rule_classic"), {"total_timesteps": 2 * 29 * updates,
+                                                                 "replay_batch": 32, "hidden_sizes": (64, 64)})
     tr = make_trainer(config, make_env("Catch-bsuite"), DISCO)
     result = jax.jit(jax.vmap(tr.train, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(0), 3),
                                                             meta_params())

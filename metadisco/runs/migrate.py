@@ -1,0 +1,61 @@
+"""What older versions of metadisco wrote, read as this version writes it: the one place that knows their records.
+
+A command that resumes from a stored plan (an evaluation's, a leaderboard's cells) compares it with the plan it
+would write now; `upgrade_records` brings the stored one up to date first, so that a change in how a record is
+written, with the numbers unchanged, does not orphan the cells of a run made before it. Two kinds of record change:
+
+- **config records** (`metadisco.trainers.config.config_to_dict`): in 0.1.0 and 0.2.0 every config held PQN's
+  epsilon settings (`eps_start`, `eps_finish`, `eps_decay`, `reward_scale`) and an update-rule config the replay's
+  (`replay_capacity`, `replay_batch`, `max_abs_update`) as fields; they are now the options of the algorithms that
+  have them (`FORMER_FIELDS`). A record of an algorithm without the option drops it where it holds the value every
+  config held then (any other value is kept, and then differs: such a record was not of a default config).
+- **objective specs** (`Objective.to_spec`): a spec is read and written again, so that options a piece has gained
+  since (`later_options`, e.g. the drift's `floor` at 0), and their defaults, compare equal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metadisco.core.errors import UserError
+
+# TrainConfig fields of 0.1.0 and 0.2.0 that are now algorithms' own options, at the value every config held then.
+FORMER_FIELDS = {"eps_start": 1.0, "eps_finish": 0.05, "eps_decay": 0.1, "reward_scale": 1.0,
+                 "replay_capacity": 1024, "replay_batch": 64, "max_abs_update": 1.0}
+CONFIG_KEYS = frozenset({"algorithm", "num_envs", "num_steps", "total_timesteps"})  # what marks a config record
+
+
+def upgrade_config_record(record: dict) -> dict:
+    """A config record of an older version as this one writes it (the module docstring); a current one comes back
+    equal."""
+    from metadisco.trainers.algorithm import get_algorithm, option_names
+
+    try:
+        own = set(option_names(get_algorithm(str(record.get("algorithm", "ppo")))))
+    except UserError:
+        return record  # an algorithm of a plugin not loaded: left as it is
+    return {k: v for k, v in record.items() if not (k in FORMER_FIELDS and k not in own and v == FORMER_FIELDS[k])}
+
+
+def upgrade_spec(spec: dict) -> dict:
+    """An objective spec as this version writes it: read and written again (a spec that does not read, e.g. one of
+    a plugin not loaded, is left as it is)."""
+    from metadisco.objectives import Objective
+
+    try:
+        return Objective.from_spec(spec).to_spec()
+    except (UserError, TypeError, ValueError):
+        return spec
+
+
+def upgrade_records(tree: Any) -> Any:
+    """`tree` (plain JSON data: a plan's settings, a cell's identity) with every config record and every objective
+    spec (a mapping under the key "spec") in it upgraded."""
+    if isinstance(tree, dict):
+        if set(tree) >= CONFIG_KEYS:
+            return upgrade_config_record(tree)
+        return {k: upgrade_spec(v) if k == "spec" and isinstance(v, dict) else upgrade_records(v)
+                for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [upgrade_records(v) for v in tree]
+    return tree
