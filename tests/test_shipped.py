@@ -52,3 +52,10 @@ def test_the_catalogue_command_lists_both(capsys):
     assert main(["catalogue"]) == 0
     out = capsys.readouterr().out
     assert all(f"  {name} " in out for name in [*shipped.recipes(), *shipped.catalogue()])
+
+
+def test_experiments_holds_the_recipes_and_nothing_else():
+    """One-off experiment scripts live in the results folder whose result they make; experiments/ ships whole as
+    `metadisco.recipes`."""
+    folder = Path(__file__).resolve().parents[1] / "experiments"
+    assert sorted({p.suffix for p in folder.iterdir() if p.is_file()}) == [".yaml"]

@@ -15,5 +15,5 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install -q "git+https://github.com/google-deepmind/disco_rl@9059a29f7121d60948f25ef165e08e050e9399c8" \
     dm-env -c "$venv/jax-pins.txt"
 fi
-"$venv/bin/python" experiments/disco103_port.py --weights "$weights" --out results/disco103_port/port_check.json \
+"$venv/bin/python" results/disco103_port/disco103_port.py --weights "$weights" --out results/disco103_port/port_check.json \
   | tee results/disco103_port/port_check.txt

@@ -1,7 +1,8 @@
 """Disco103's port (`metadisco.objectives.disco`): the released file loads bit for bit and a damaged one is named;
 the pieces hold their invariants for many random inputs (two-hot values read back, Retrace's limits, the backward
 LSTM's resets, the agent loss's minimum at the targets); and, where DeepMind's `disco_rl` is installed beside
-metadisco, every output, meta-state, loss and gradient equals DeepMind's code's (experiments/disco103_port.py)."""
+metadisco, every output, meta-state, loss and gradient equals DeepMind's code's
+(results/disco103_port/disco103_port.py)."""
 
 import importlib.util
 from pathlib import Path

@@ -3,7 +3,7 @@ settings (2 envs x 29 steps per update, a FIFO replay of 1024 trajectories, 64 d
 held, lr 1e-2, Adam clipped element-wise at 1, the 512-512 MLP agent with its LSTM action model), seeds vmapped.
 Writes each update's mean return of the episodes that ended in it, per seed.
 
-    python experiments/disco103_catch.py --weights disco_103.npz --updates 1000 --seeds 0,1 --out FILE.json
+    python results/disco103_catch/disco103_catch.py --weights disco_103.npz --updates 1000 --seeds 0,1 --out FILE.json
 
 `--env deepmind` trains on DeepMind's own Catch game instead (its dynamics and rewards, from `disco_rl`, which must
 then be importable), restarted on the step that ends an episode, as DeepMind's jittable wrapper does too, at the

@@ -3,7 +3,7 @@
 Needs DeepMind's `disco_rl` with its dependencies (dm-haiku, rlax, distrax) importable beside metadisco, e.g.
 
     pip install "git+https://github.com/google-deepmind/disco_rl@9059a29" dm-env -c constraints.txt
-    python experiments/disco103_port.py --weights disco_103.npz --out results/disco103_port/port_check.json
+    python results/disco103_port/disco103_port.py --weights disco_103.npz --out results/disco103_port/port_check.json
 
 Two kinds of input, at XLA's highest matmul precision:
 - recorded: DeepMind's Agent with its eval notebook's settings (an MLP 512-512 torso, lr 1e-2) acting in its

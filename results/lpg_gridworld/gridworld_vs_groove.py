@@ -6,7 +6,7 @@ metadisco's terminated or truncated; an episode ends in both before the next one
 (`rand_*`) are not compared: their respawn cells are drawn with other keys in each code (and groove tests free cells
 differently, see `metadisco.envs.gridworld`).
 
-    python experiments/gridworld_vs_groove.py GROOVE_GRIDWORLD_PY [--steps 3000]
+    python results/lpg_gridworld/gridworld_vs_groove.py GROOVE_GRIDWORLD_PY [--steps 3000]
 
 GROOVE_GRIDWORLD_PY: groove's gridworld.py (`git show HEAD:environments/gridworld/gridworld.py` of the repository).
 """

@@ -3,10 +3,10 @@
 # with its dev extra installed WITHOUT constraints.txt, the versions it got, then a fast part of the suite in one
 # process, stopping at the first failure. The documentation's installation page says what the last runs found.
 #
-#   bash experiments/version_ends.sh newest                  # every package at the newest version the ranges allow
-#   bash experiments/version_ends.sh oldest                  # each direct requirement at its range's lower end
-#   bash experiments/version_ends.sh oldest tests/core       # other test paths (default: below)
-#   VERSIONS_VENV=/tmp/v bash experiments/version_ends.sh newest   # where the environment goes
+#   bash .ci/version_ends.sh newest                  # every package at the newest version the ranges allow
+#   bash .ci/version_ends.sh oldest                  # each direct requirement at its range's lower end
+#   bash .ci/version_ends.sh oldest tests/core       # other test paths (default: below)
+#   VERSIONS_VENV=/tmp/v bash .ci/version_ends.sh newest   # where the environment goes
 #
 # newest: pip's resolver, which takes the newest allowed version of every package, transitive ones too.
 # oldest: uv's `--resolution lowest-direct`: metadisco's own requirements (and the dev extra's) at the lowest
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 end=${1:-}
 case "$end" in
   newest|oldest) shift ;;
-  *) echo "usage: bash experiments/version_ends.sh newest|oldest [TEST PATH ...]" >&2; exit 2 ;;
+  *) echo "usage: bash .ci/version_ends.sh newest|oldest [TEST PATH ...]" >&2; exit 2 ;;
 esac
 venv=${VERSIONS_VENV:-/tmp/metadisco-$end-venv}
 tests=("$@")

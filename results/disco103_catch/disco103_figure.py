@@ -3,7 +3,7 @@ gymnax's Catch-bsuite with metadisco's update-rule trainer (the slow learning te
 updates, a 64-64 torso, 32 trajectories a learner step, lr 1e-2), then draws `rule_targets.png` on 64 trajectories
 from its replay, at the start of learning (update 40) and at the end, and writes the correlations.
 
-    python experiments/disco103_figure.py --weights disco_103.npz --out results/disco103_catch
+    python results/disco103_catch/disco103_figure.py --weights disco_103.npz --out results/disco103_catch
 """
 
 from __future__ import annotations

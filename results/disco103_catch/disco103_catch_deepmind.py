@@ -3,7 +3,8 @@
 Needs disco_rl (results/disco103_port/run.sh makes a venv with it). Writes each step's mean return of the episodes
 that ended in it.
 
-    python experiments/disco103_catch_deepmind.py --weights disco_103.npz --steps 1000 --seed 0 --out FILE.json
+    python results/disco103_catch/disco103_catch_deepmind.py --weights disco_103.npz --steps 1000 --seed 0
+        --out FILE.json
 """
 
 from __future__ import annotations
