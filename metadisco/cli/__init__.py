@@ -142,7 +142,7 @@ def _is_distributed(args) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning  # an old option name's warning (`common.OldSpelling`): one line
+        warnings.showwarning = _show_warning  # a warning while parsing: one line
         args = parser.parse_args(argv)
     if _is_distributed(args) and not supervise.is_child():  # a lost peer is said in one line (cli.supervise)
         return supervise.run_supervised(list(sys.argv[1:] if argv is None else argv))

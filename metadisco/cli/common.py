@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import warnings
 from pathlib import Path
 
 from metadisco.core.coerce import INT32_MAX, check_seed
-from metadisco.core.errors import MetadiscoWarning, UserError, shorten
+from metadisco.core.errors import UserError, shorten
 from metadisco.core.io import check_output_dir
 
 # Timesteps may exceed int32 (they are not a size; the update count, checked in TrainConfig.validate, is);
@@ -68,26 +67,6 @@ def comma_separated(text: str) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------------------
 # renamed options: one meaning per option name across commands (`tests/cli/test_option_names.py`)
-
-
-class OldSpelling(argparse._StoreAction):
-    """An option's old name, kept for one release: it stores what the new name stores, and warns naming it."""
-
-    def __init__(self, option_strings, dest, new: str, **kwargs):
-        super().__init__(option_strings, dest, **kwargs)
-        self.new = new
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        warnings.warn(f"{option_string} is deprecated and goes in the next release; use {self.new}",
-                      MetadiscoWarning, stacklevel=2)
-        super().__call__(parser, namespace, values, option_string)
-
-
-def add_old_spelling(parser: argparse.ArgumentParser, old: str, new: str) -> None:
-    """Accept `old` for the option now called `new` (hidden from --help, same type and destination)."""
-    action = parser._option_string_actions[new]
-    parser.add_argument(old, action=OldSpelling, new=new, dest=action.dest, type=action.type, metavar=action.metavar,
-                        default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 class RenamedOption(argparse.Action):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from metadisco.cli.common import (
     MAX_TIMESTEPS,
-    add_old_spelling,
+    add_renamed_option,
     add_set_option,
     output_dir,
     positive_int,
@@ -36,13 +36,13 @@ def add_parser(sub, name):
     # Not --progress: that dest is the global --no-progress's, which then set this to False, i.e. 0.
     p.add_argument("--at-progress", type=float, default=0.0, metavar="P",
                    help="the training progress n/N at which to take a TA-LPO drift, in [0, 1] (0)")
-    add_old_spelling(p, "--progress", "--at-progress")
+    add_renamed_option(p, "--progress", "--at-progress", "--progress is the global option's, --no-progress")
     p.add_argument("--population", type=positive_int("--population", MAX_PROGRAMS), default=1000,
                    help="symbolic: programs")
     p.add_argument("--generations", type=positive_int("--generations", MAX_PROGRAMS), default=15,
                    help="symbolic: generations")
     p.add_argument("--seed", type=seed_int("--seed"), default=0, help="symbolic: gplearn's seed (0 <= seed < 2**32)")
-    add_old_spelling(p, "--random-state", "--seed")
+    add_renamed_option(p, "--random-state", "--seed", "every seeded command's name for it")
     p.add_argument("--log-r", action="store_true", help="symbolic: also offer log r as a variable")
     p.add_argument("--evaluate-on", metavar="ENV", default=None,
                    help="train original and distilled with the same seeds on ENV; report retained performance")

@@ -30,30 +30,9 @@ from metadisco.runs.random_policy import cached_random_return
 __all__ = ["Method", "MethodRun", "Rules", "Training", "default_baselines", "evaluate", "prepare", "group_methods",
            "held_out_envs", "resolve_methods", "train_env"]
 
-# evaluate's and prepare's keywords before `Training` grouped them (metadisco 0.x): still taken, with a warning.
-LEGACY_TRAINING = ("timesteps", "overrides", "preset")
-
-
-def _training_of(training: Training | None, legacy: dict, where: str) -> Training:
-    """`training`, or the one the old keywords (timesteps=, overrides=, preset=) describe."""
-    import warnings
-    from dataclasses import replace
-
-    unknown = sorted(set(legacy) - set(LEGACY_TRAINING))
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-    if not legacy:
-        return training or Training()
-    if training is not None:
-        raise TypeError(f"{where}(): give training=Training(...) or the old {', '.join(sorted(legacy))}=, not both")
-    warnings.warn(f"{where}(): {', '.join(f'{k}=' for k in sorted(legacy))} are now training=Training(...)",
-                  DeprecationWarning, stacklevel=3)
-    return replace(Training(), **legacy)
-
-
 def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, *,
-            training: Training | None = None, seed: int = 0, rules: Rules | None = None,
-            **legacy) -> tuple[list[Method], list[str], dict]:
+            training: Training | None = None, seed: int = 0, rules: Rules | None = None
+            ) -> tuple[list[Method], list[str], dict]:
     """(methods, envs, {env: {algorithm: TrainConfig}}) of an evaluation, every argument checked before any training.
     `training`: the preset, budget and changes every method trains with (`Training`; default the env family's
     preset of each method's algorithm: methods of several algorithms, e.g. a learned update rule against PPO, each
@@ -66,7 +45,7 @@ def prepare(objective: str, envs: list[str] | None, baselines: list[str] | None,
     from metadisco.envs import split_budget
     from metadisco.trainers.hyper import with_values
 
-    training = _training_of(training, legacy, "prepare")
+    training = training or Training()
     if num_seeds < 1:
         raise SettingError(f"num_seeds must be a positive integer, got {num_seeds}", ("num_seeds",))
     try:
@@ -141,8 +120,8 @@ def env_of(regime: str) -> str:
 
 def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None, num_seeds: int, out: str | Path,
              *, training: Training | None = None, rules: Rules | None = None, seed: int = 0, resume: bool = False,
-             devices=None, show_progress: bool = True, call_lines: bool = False,
-             **legacy) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
+             devices=None, show_progress: bool = True, call_lines: bool = False
+             ) -> tuple[dict, dict[str, dict[str, MethodRun]]]:
     """Evaluate `objective` (name, objective file or run directory) and `baselines` on `envs` (default: a run
     directory's held-out envs); write the report files under `out`. Returns (eval.json content, runs), runs
     being each method's reported run (at its chosen grid point when tuning).
@@ -153,22 +132,13 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
     return, untuned). Seed keys come from `seed`. The methods x seeds of each env are sharded over `devices`
     (default: every device of this process). `resume`: finish the evaluation whose cells `out` holds.
     `show_progress`: a progress bar on stderr; `call_lines`: one line on stderr per trained call instead, for a
-    log file, where a bar's redraws are noise (a judge's calls can take an hour each).
-    The old keywords timesteps=, overrides=, preset= (now `training`) and score= (now `Rules(score)`) still work,
-    with a DeprecationWarning."""
-    import warnings
-
+    log file, where a bar's redraws are noise (a judge's calls can take an hour each)."""
     import jax
 
     from metadisco.core.io import check_output_dir
 
-    score = legacy.pop("score", None)
-    if score is not None:
-        if rules is not None:
-            raise TypeError("evaluate(): give rules=Rules(...) or the old score=, not both")
-        warnings.warn("evaluate(): score= is now rules=Rules(score)", DeprecationWarning, stacklevel=2)
-    rules = rules or Rules(score or "final_return")
-    training = _training_of(training, legacy, "evaluate")
+    rules = rules or Rules()
+    training = training or Training()
     methods, envs, configs = prepare(objective, envs, baselines, num_seeds, training=training, seed=seed,
                                      rules=rules)
     out = check_output_dir(out)  # before training: an evaluation never ends by failing to write

@@ -19,7 +19,6 @@ from a checkpoint repeats exactly what the uninterrupted run would have done.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,12 +165,6 @@ class GenerationStep:
         objective's meta-parameters, or with a `hyper:` section {"objective": meta-parameters, "hyper": units}
         (`split` parts them)."""
         return hosts.to_host(self._solution(es_state))
-
-    def mean(self, es_state):
-        """`solution`, by its old name (kept for one release: a GA's is its best member, not a mean)."""
-        warnings.warn("GenerationStep.mean is now GenerationStep.solution (a GA's is its best member, not a mean)",
-                      DeprecationWarning, stacklevel=2)
-        return self.solution(es_state)
 
     def split(self, point) -> tuple[Any, dict | None]:
         """(objective meta-parameters, hyper units {setting: value} or None) of an ES point or rows of them."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,12 +83,6 @@ class Strategy:
         if self.population_based:
             return self.es._unravel_solution(state.best_solution)
         return self.es.get_mean(state)
-
-    def mean(self, state):
-        """`solution`, by its old name (kept for one release: a GA's is its best member, not a mean)."""
-        warnings.warn("Strategy.mean is now Strategy.solution (a GA's is its best member, not a mean)",
-                      DeprecationWarning, stacklevel=2)
-        return self.solution(state)
 
 
 def strategy_setting_names(name: str) -> list[str]:

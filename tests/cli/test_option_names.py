@@ -6,8 +6,7 @@
    number of values and destination (bench's `--seeds 1,16` was a list where every other `--seeds N` is a count);
 3. end to end, `distil --no-progress` distils the same as without it.
 
-Old names stay for one release where they clash with nothing (`common.OldSpelling`, with a warning) and are
-refused in one line naming the new name where they would mean something else (`common.RenamedOption`).
+Old names are refused in one line naming the new name (`common.RenamedOption`).
 """
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ import jax.numpy as jnp
 import pytest
 
 from metadisco.cli import add_global_options, build_parser, main
-from metadisco.cli.common import OldSpelling, RenamedOption
-from metadisco.core.errors import MetadiscoWarning
+from metadisco.cli.common import RenamedOption
 from metadisco.objectives import DRIFTS, Objective, save_objective
 
 
@@ -85,27 +83,21 @@ def test_each_option_name_has_one_meaning_across_commands():
 
 
 def test_an_option_that_stores_one_meaning_has_one_name_per_destination_in_a_command():
-    """Two different option names writing to one destination in one command are one option spelt twice (an old
-    spelling), or a clash: the old spelling must store what its new name stores."""
+    """Two different option names writing to one destination in one command are a clash."""
     for command, parser in command_parsers().items():
         by_dest = defaultdict(list)
         for action in parser._actions:
             if action.option_strings and action.dest != argparse.SUPPRESS:
                 by_dest[action.dest].append(action)
         for dest, actions in by_dest.items():
-            spellings = [a for a in actions if isinstance(a, OldSpelling)]
-            current = [a for a in actions if not isinstance(a, OldSpelling)]
-            assert len(current) == 1, (command, dest, [a.option_strings for a in actions])
-            for old in spellings:
-                assert old.new in current[0].option_strings and old.type is current[0].type, (command, dest)
+            assert len(actions) == 1, (command, dest, [a.option_strings for a in actions])
 
 
-@pytest.mark.parametrize(("old", "new", "value"), [("--progress", "at_progress", 0.25),
-                                                   ("--random-state", "seed", 7)])
-def test_distils_old_names_still_work_with_a_warning(old, new, value):
-    with pytest.warns(MetadiscoWarning, match=f"{old} is deprecated"):
-        args = build_parser().parse_args(["distil", "ppo", old, str(value), "--no-progress", "--out", "o"])
-    assert getattr(args, new) == value and args.progress is False
+@pytest.mark.parametrize(("old", "new"), [("--progress", "--at-progress"), ("--random-state", "--seed")])
+def test_distils_old_names_are_refused_naming_the_new(capsys, old, new):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["distil", "ppo", old, "0.25", "--out", "o"])
+    assert stop.value.code == 2 and f"is now {new}" in capsys.readouterr().err
 
 
 def test_bench_seeds_is_refused_naming_seed_counts(capsys):

@@ -47,12 +47,7 @@ def test_the_dry_run_writes_nothing(tmp_path, monkeypatch, capsys):
     assert main(command[:-3]) == 2 and "give --out DIR" in capsys.readouterr().err
 
 
-def test_the_old_keywords_still_prepare_the_same_evaluation():
-    new = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, training=Training(256, TRAIN, "classic"))
-    with pytest.warns(DeprecationWarning, match=r"now training=Training"):
-        old = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, timesteps=256, overrides=TRAIN, preset="classic")
-    assert old[1:] == new[1:] and [m.label for m in old[0]] == [m.label for m in new[0]]
-    with pytest.raises(TypeError, match="not both"):
-        prepare("dpo", ["CartPole-v1"], ["ppo"], 2, training=Training(), timesteps=256)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'timestep'"):
-        prepare("dpo", ["CartPole-v1"], ["ppo"], 2, timestep=256)
+def test_the_keywords_of_0_1_0_are_gone_for_training():
+    """0.1.0's timesteps=, overrides=, preset= are `Training(...)` (the 0.2.0 changelog)."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'timesteps'"):
+        prepare("dpo", ["CartPole-v1"], ["ppo"], 2, timesteps=256)

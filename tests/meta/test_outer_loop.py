@@ -56,16 +56,3 @@ def test_the_outer_loop_raises_fitness(name):
         after = problem.fitness_of(step.solution(state))
         assert after > 0.5 * before, (name, seed, noise, before, after)  # both negative: |after| < |before| / 2
         assert np.mean(told[-10:]) > np.mean(told[:10]), (name, seed, noise)
-
-
-@pytest.mark.parametrize("name", ["Open_ES", "SimpleGA"])
-def test_the_old_name_mean_warns_and_gives_the_solution(name):
-    """`mean` was the name of `solution` (a GA's is its best member): kept for one release, with a warning."""
-    step, problem = _step(name, 0)
-    state, _ = step(step.init(), 0, None)
-    with pytest.warns(DeprecationWarning, match="GenerationStep.solution"):
-        old = step.mean(state)
-    jax.tree.map(np.testing.assert_array_equal, old, step.solution(state))
-    with pytest.warns(DeprecationWarning, match="Strategy.solution"):
-        old = step.strategy.mean(state)
-    jax.tree.map(np.testing.assert_array_equal, old, step.strategy.solution(state))
