@@ -18,6 +18,9 @@ def add_parser(sub, name):
                    help="a board of the same suite whose cells stand for its entries (read, never written)")
     p.add_argument("--entries", type=comma_separated, default=None, metavar="NAME,...",
                    help="train only these entries now (the board lists every entry; default: all)")
+    p.add_argument("--versus", type=comma_separated, default=[], metavar="NAME,...",
+                   help="also print, per env, P(entry > NAME) with a 95%% CI for every entry (on the suite's score "
+                        "and on greedy episodes), e.g. --versus dqn,dqn_reg")
     p.add_argument("--dry-run", action="store_true",
                    help="print each entry's cells done and left, their env steps and the seconds the done cells "
                         "took; nothing is trained or written")
@@ -42,6 +45,9 @@ def run(args) -> int:
         if unknown:
             raise UserError(f"--entries: {unknown[0]!r} is not an entry of suite {suite.name} "
                             f"({', '.join(names)})")
+    unknown = [n for n in args.versus if n not in names]
+    if unknown:
+        raise UserError(f"--versus: {unknown[0]!r} is not an entry of suite {suite.name} ({', '.join(names)})")
     if args.against is not None:
         if not args.add:
             raise UserError("--against places added entries on another board: give --add LABEL=SOURCE too")
@@ -62,6 +68,8 @@ def run(args) -> int:
         print(line)
     for added in entries[len(suite.entries):]:
         say_placement(report, added.name)
+    for other in args.versus:
+        say_versus(report, other)
     say(f"wrote {out}/board.json, board.md and figures")
     return 0
 
@@ -77,6 +85,22 @@ def say_placement(report: dict, name: str) -> None:
     total = sum(1 for e in report["entries"].values() if e["rank"] is not None)
     others = ", ".join(f"{b} {p:.2f}" for b, p in row.items() if b != name and p is not None)
     say(f"{name}: rank {entry['rank']} of {total} on {score}; P({name} > entry): {others}")
+
+
+def say_versus(report: dict, other: str) -> None:
+    """Per env, P(entry > `other`) [95% CI] of every entry that ran there, on each score the board holds."""
+    from metadisco.leaderboard.board import per_env_improvement
+
+    scores = [s for s in (report["suite"]["score"], "eval_return") if s in report["aggregate"]]
+    for name in report["entries"]:
+        if name == other:
+            continue
+        for score in dict.fromkeys(scores):
+            found = per_env_improvement(report, name, other, score)
+            if found:
+                cells = ", ".join(f"{env} {v['p']:.2f}" + (f" [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" if v["ci95"]
+                                                          else "") for env, v in found.items())
+                print(f"P({name} > {other}) on {score}: {cells}")
 
 
 def dry_run(board) -> int:

@@ -259,7 +259,8 @@ class Board:
                     row.update(lr=lr, preset_lr=float(slot.config.lr), seconds=float(run["seconds"]), scores={})
                     for s in scores:
                         raw = _score(run, s)
-                        block = {"mean": _mean(raw), "finite_seeds": int(np.isfinite(raw).sum())}
+                        block = {"mean": _mean(raw), "finite_seeds": int(np.isfinite(raw).sum()),
+                                 "seeds": [float(x) if np.isfinite(x) else None for x in raw]}
                         if reference.get(s) is not None and reference[s] > random:  # else no unit: the env is left out
                             n = np.nan_to_num(stats.normalise(raw, random, reference[s]), nan=0.0)
                             normalised[s].setdefault(e.name, {})[env] = n
@@ -289,6 +290,20 @@ class Board:
                           "devices": len(self.devices)},
                 "entries": entries, "envs": envs, "aggregate": aggregate, "improvement": improvement,
                 "profiles": profiles}
+
+
+def per_env_improvement(report: dict, a: str, b: str, score: str | None = None) -> dict[str, dict]:
+    """{env: {"p", "ci95"}}: P(a > b) on each env both ran, on the report seeds' raw scores (a seed with no score
+    loses), with a bootstrap 95% CI; from a board's report alone (board.json)."""
+    score = score or report["suite"]["score"]
+    out = {}
+    for env, block in report["envs"].items():
+        rows = [block["entries"][n].get("scores", {}).get(score) for n in (a, b)]
+        if all(r is not None for r in rows):
+            x, y = (np.array([np.nan if v is None else v for v in r["seeds"]]) for r in rows)
+            p, ci = stats.aggregate_probability_of_improvement([(x, y)], seed=report["suite"]["seed"])
+            out[env] = {"p": p, "ci95": list(ci) if ci else None}
+    return out
 
 
 def entry_seed(suite: Suite, name: str) -> int:

@@ -78,6 +78,7 @@ def test_unknown_entries_and_clashing_labels_are_refused():
     (["leaderboard", "--suite", "cpu"], "give --out DIR, or --dry-run"),
     (["leaderboard", "--suite", "cpu", "--entries", "ppx", "--dry-run"], "'ppx' is not an entry of suite cpu"),
     (["leaderboard", "--suite", "cpu", "--against", "{out}", "--dry-run"], "give --add"),
+    (["leaderboard", "--suite", "cpu", "--versus", "dqnx", "--dry-run"], "--versus: 'dqnx' is not an entry"),
     (["leaderboard", "--suite", "cpu", "--add", "mine=missing.msgpack", "--dry-run"], "no objective file"),
     (["leaderboard", "--suite", "cpu", "--add", "mine=dpo", "--against", "{out}", "--dry-run"],
      "holds no leaderboard cells"),
@@ -149,3 +150,10 @@ def test_a_board_is_trained_ranked_and_an_added_twin_reproduces_its_row_bit_for_
     assert placed_report["aggregate"]["final_return"]["twin"]["iqm"] == \
         report["aggregate"]["final_return"]["dpo"]["iqm"]
     assert "twin: rank" in err and "P(twin > entry)" in err
+    code, out, err = run_cli(capsys, "leaderboard", "--suite", str(suite_file), "--out", str(board), "--versus", "ppo")
+    assert code == 0 and "P(dpo > ppo) on final_return: CartPole-v1 " in out and "on eval_return" in out, err
+    # Per env, P(row > column) with a CI from the board's file alone: a twin ties its original exactly.
+    from metadisco.leaderboard.board import per_env_improvement
+
+    assert per_env_improvement(placed_report, "twin", "dpo")["CartPole-v1"]["p"] == 0.5
+    assert set(per_env_improvement(placed_report, "dpo", "ppo", "eval_return")) == {"CartPole-v1"}
