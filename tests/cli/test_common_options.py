@@ -9,7 +9,6 @@ import pytest
 
 from metadisco.cli import COMMANDS, build_parser
 from metadisco.cli.common import show_progress
-from metadisco.core.errors import MetadiscoWarning
 
 LONG_WORK = ("train", "meta-train", "probe", "bench", "evaluate", "distil", "sweep", "pbt", "leaderboard")
 COMMON = ("--no-progress", "--devices", "--no-compile-cache", "--plugin")
@@ -61,8 +60,8 @@ def test_seed_replaces_the_configs_seed_after_the_users_own_set(command):
 def test_distil_seed_is_gplearns_random_state():
     args = build_parser().parse_args(["distil", "ppo", "--method", "symbolic", "--seed", "5", "--out", "o"])
     assert args.seed == 5
-    with pytest.warns(MetadiscoWarning, match="--random-state is deprecated .* use --seed"):
-        assert build_parser().parse_args(["distil", "ppo", "--random-state", "6", "--out", "o"]).seed == 6
+    with pytest.raises(SystemExit):  # 0.1.0's name, refused in one line naming --seed
+        build_parser().parse_args(["distil", "ppo", "--random-state", "6", "--out", "o"])
 
 
 def test_meta_train_gain_is_a_percentage_only_of_a_start_above_zero():
