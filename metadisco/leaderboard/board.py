@@ -75,6 +75,7 @@ class Board:
             raise UserError(f"the board needs its reference entry {suite.reference!r} (tuned {suite.reference} = 1)")
         self.suite, self.entries, self.devices = suite, entries, list(devices or jax.local_devices())
         self.methods: dict[str, Method | None] = {}
+        self._identities: dict[tuple, dict] = {}
         self.missing: dict[str, str] = {}
         for entry in entries:
             missing = entry.missing()
@@ -135,7 +136,14 @@ class Board:
         return Slot(env, steps, entry, method, config, None, tuple(self.suite.grid(config.lr)))
 
     def identity(self, slot: Slot, lr: float) -> dict:
-        """What a cell of `slot` at `lr` was trained from: a stored cell must match it."""
+        """What a cell of `slot` at `lr` was trained from: a stored cell must match it (computed once per cell: the
+        meta-parameters' digest is not free, and the board reads each cell many times)."""
+        key = (slot.env, slot.entry.name, lr)
+        if key not in self._identities:
+            self._identities[key] = self._identity(slot, lr)
+        return self._identities[key]
+
+    def _identity(self, slot: Slot, lr: float) -> dict:
         from metadisco.trainers.config import config_to_dict
         from metadisco.trainers.hyper import with_values
 
