@@ -45,6 +45,7 @@ def test_inspect_and_plot_read_every_kind_of_catalogue_file(path, tmp_path, caps
     assert pngs and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 77 s on 2 cores
 def test_evaluate_trains_every_kind_of_catalogue_file_beside_ppo_and_dpo(tmp_path):
     first, *others = KINDS

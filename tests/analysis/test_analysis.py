@@ -104,6 +104,7 @@ def _assert_png(path):
     assert image[..., :3].std() > 0.05  # not blank
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 30 s on 2 cores
 def test_plot_builtin_and_lpo(tmp_path):
     assert main(["plot", "dpo", "--out", str(tmp_path / "dpo")]) == 0
@@ -159,6 +160,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 4
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 21 s on 2 cores
 def test_distilled_file_trains_and_retained_performance(tmp_path):
     out = tmp_path / "distil"

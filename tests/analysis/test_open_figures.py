@@ -201,6 +201,7 @@ def _titled(save, titles: dict):
     return saved
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 77 s on 2 cores
 def test_plot_draws_opens_figures_for_a_random_objective(env_plot):
     """OPEN's own figures instead of optimizer.png (which steps an optimiser without a trainer's context). That

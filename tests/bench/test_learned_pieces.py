@@ -16,6 +16,7 @@ from metadisco.bench.train import LEARNED_PIECES, learned_piece_costs
 PIECES = ("open",)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 41 s on 2 cores
 def test_the_learned_pieces_section_includes_open():
     timesteps = 4 * 128 * 2  # CartPole's preset: 4 envs x 128 steps, so 2 updates

@@ -6,6 +6,7 @@ import pytest
 from metadisco.bench.meta import memory_over_generations
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 27 s on 2 cores
 def test_resident_memory_stays_flat_over_generations():
     figure = memory_over_generations(generations=40, early=10, timesteps=256)  # 4 updates a member

@@ -56,6 +56,7 @@ def tiny_figures():
     return flops_per_env_step("CartPole-v1", TINY)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 26 s on 2 cores
 def test_the_program_count_per_env_step_covers_the_networks_work(tiny_figures):
     figures = tiny_figures

@@ -33,6 +33,7 @@ def test_the_network_only_program_moves_the_parameters_each_step():
     assert one[0] != one[1] and bool(jnp.all(one != two))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # about 40 s on 2 cores: the trainer and the network-only program compile once each
 def test_the_figures_are_one_measurement_each():
     figures = bench_update_rule((CASE,), seed_counts=(1,))

@@ -363,6 +363,7 @@ def test_permission_denied_is_cannot_read_or_write(world, tmp_path, capsys):
 # interrupted runs: a torn metrics line is dropped (and said), never merged; summary.json matches what was done
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 32 s on 2 cores
 def test_a_torn_metrics_line_is_dropped_on_resume_and_the_summary_matches(tmp_path, capsys):
     import json

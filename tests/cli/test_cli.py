@@ -91,6 +91,7 @@ def test_console_script_exit_status():
     assert proc.stderr.strip().splitlines()[-1].startswith("metadisco train: error: unknown env 'Nope-v0'")
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 57 s on 2 cores
 def test_fresh_process_uses_every_core_and_the_compilation_cache(tmp_path):
     """A real start: no XLA_FLAGS, so one device per core; the cache under XDG_CACHE_HOME serves the second run,

@@ -89,6 +89,7 @@ def test_train_runs_an_update_rule(rule_file, tmp_path):
     assert all(-1 <= r <= 1 for r in summary["final_return"])  # Catch pays -1 or +1 an episode
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 37 s on 2 cores
 def test_evaluate_tunes_an_update_rule_beside_ppo_and_dpo(rule_file, tmp_path):
     out = tmp_path / "eval"
@@ -142,6 +143,7 @@ def test_plot_draws_an_update_rule_on_an_agent_it_trains(rule_file, tmp_path, ca
     assert "give --env ENV" in capsys.readouterr().err
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # DeepMind's 512-512 agent: 35 s here
 def test_plot_with_an_env_writes_the_rule_targets_figure(rule_file, tmp_path):
     assert main(["plot", str(rule_file[0]), "--env", "Catch-bsuite", "--timesteps", "2320", "--out",
@@ -185,6 +187,7 @@ def test_a_hyper_section_is_refused_beside_an_update_rules_paired_control(tmp_pa
     assert "control (actor-critic) trains in a program of its own" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # two runs of 3 generations, each with its actor-critic control: about 2 min on 2 cores
 def test_lpg_meta_trains_paired_against_actor_critic_validates_and_resumes_bit_for_bit(tmp_path, monkeypatch, capsys):
     """Paired fitness for a learned update rule: each member against disco_rl's actor-critic rule (the update-rule

@@ -31,6 +31,7 @@ def metadisco(cwd, *argv) -> subprocess.CompletedProcess:
     return subprocess.run([*METADISCO, *argv], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 36 s on 2 cores
 def test_the_guide_plugin_runs_as_written_from_its_directory(tmp_path):
     (tmp_path / "my_drifts.py").write_text(guide_plugin())

@@ -71,6 +71,7 @@ def test_inspect_names_the_plugin(run_dir, capsys):
     assert "scaled_ppo" in (out := capsys.readouterr().out) and "(plugin plugin_example)" in out
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 41 s on 2 cores
 def test_evaluate_and_plot_a_plugin_objective(run_dir, tmp_path):
     out = tmp_path / "eval"

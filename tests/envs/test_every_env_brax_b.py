@@ -5,6 +5,7 @@ import pytest
 from every_env import BRAX_RANDOM_POLICY, check_env_trains_and_runs_the_random_policy, share
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", share("brax_b"))
 def test_listed_env_trains_and_runs_the_random_policy(env_id):

@@ -5,6 +5,7 @@ import pytest
 from every_env import check_env_trains_and_runs_the_random_policy, share
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", share("gymnax"))
 def test_listed_env_trains_and_runs_the_random_policy(env_id):

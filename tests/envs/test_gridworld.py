@@ -59,6 +59,7 @@ def test_random_play_keeps_the_rules(name):
     np.testing.assert_allclose(final[:, -1], times * 0.001, rtol=1e-6)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # about 30 s here
 def test_ppo_learns_dense():
     """PPO (PureJaxRL's classic settings, 16 envs x 32 steps) on `gridworld/dense` from random play (about 5 a

@@ -32,6 +32,7 @@ def test_brax_seeds_are_not_split_over_devices():
         assert len(devices) == used, env_id
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 71 s on 2 cores
 def test_meta_training_a_brax_task_beside_a_gymnax_task_on_two_devices():
     config = tiny(generations=1, eval_every=1)

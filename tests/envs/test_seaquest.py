@@ -57,6 +57,7 @@ def plays():
     return jax.tree.map(np.asarray, run(jax.random.PRNGKey(7)))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 68 s on 2 cores
 def test_random_play_is_gymnax_bit_for_bit(plays):
     (mismatches, largest), _ = plays

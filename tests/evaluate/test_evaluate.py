@@ -58,6 +58,7 @@ def evaluated(files, tmp_path_factory):
     return report, runs, out
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 27 s on 2 cores
 def test_seed_keys_identical_across_methods(evaluated):
     report, runs, _ = evaluated
@@ -283,6 +284,7 @@ def test_random_policy_runs_until_episodes_end():
     assert math.isnan(random_policy_return(ENV, num_steps=5, max_chunks=1))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 33 s on 2 cores
 def test_one_env_at_two_budgets_is_two_regimes(files, evaluated, tmp_path):
     """The fixture's methods and seeds, so that the TIMESTEPS regime reuses its two compiled programs (the

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.slow  # compiles every loop body of the trainer apart
 TRAIN = ["num_envs=4", "num_steps=16", "hidden_sizes=8,8", "num_minibatches=2", "update_epochs=2"]
 
 
+@pytest.mark.heavy
 def test_the_plan_is_the_evaluations_calls():
     methods, envs, configs = prepare("dpo", ["CartPole-v1"], ["ppo"], 2, training=Training(256, TRAIN))
     (dpo, ppo) = plan_evaluation(methods, envs, configs, 2)

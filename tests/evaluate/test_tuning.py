@@ -108,6 +108,7 @@ def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
         CellStore(cells, {"seeds": 3, "lr": [1.0]}, resume=True, command="evaluate")
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 31 s on 2 cores
 def test_reported_runs_are_the_chosen_cells(tuned):
     for rule, (report, runs, _) in tuned.items():
@@ -198,6 +199,7 @@ def test_nothing_scored_only_when_no_point_scored_any_seed():
     assert not nothing_scored(record(0, 1, 0)) and not nothing_scored(record(3, 3))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 45 s on 2 cores
 def test_a_grid_where_no_episode_ends_says_its_choice_is_none(tmp_path, capsys):
     """Freeway's episodes last 2,500 steps: at 32 steps per env none ends in training, the final return is undefined

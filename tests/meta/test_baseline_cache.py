@@ -35,6 +35,7 @@ def _same_run(a, b) -> None:
         assert not (a / name).exists() or (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 98 s on 2 cores
 @pytest.mark.parametrize("normalise", ["paired", "fixed"])
 def test_a_second_run_reads_the_baselines_back_bit_for_bit(tmp_path, cache_root, capsys, normalise):

@@ -194,6 +194,7 @@ def test_ppo_normalised_invariants():
                                    1 + (score - ppo) / ppo_gap(ppo, random))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 165 s on 2 cores
 def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     step = GenerationStep(parse_config(discover()))
@@ -212,6 +213,7 @@ def test_paired_fitness_of_ppo_itself_is_exactly_one(full_run):
     assert np.all(np.isfinite(fitness)) and not np.all(fitness == 1.0)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 88 s on 2 cores
 def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
     """With PPO's side measured once per run, the ES mean's evaluation trains the mean alone (4 rows instead of
@@ -442,6 +444,7 @@ def test_probe_reports_every_task_and_a_verdict(full_run):
     assert report["pairs_probed"] == 2 and 0 <= report["effective_pairs"] <= 2
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 39 s on 2 cores
 def test_a_validation_that_never_scores_keeps_nothing_and_the_run_ends(tmp_path, capsys):
     """Acrobot's episodes last up to 500 steps; 512 steps over 4 envs end none, so every validation score is

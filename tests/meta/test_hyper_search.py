@@ -166,6 +166,7 @@ def test_units_move_a_setting_by_its_scale_and_stay_in_range():
 # the generation step
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 29 s on 2 cores
 def test_members_train_at_their_own_settings_and_zero_units_train_as_without_a_section():
     step = GenerationStep(parse_config(tiny(hyper=LR_LOG, normalise="paired")))
@@ -206,6 +207,7 @@ def hyper_run(tmp_path_factory):
     return out, meta_train(paired_run(), out, progress=False)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 32 s on 2 cores
 def test_hyper_json_holds_the_evolved_settings(hyper_run):
     out, result = hyper_run

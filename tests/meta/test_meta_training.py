@@ -162,6 +162,7 @@ def test_every_strategy_survives_diverged_members(name, extra):
     assert np.all(np.isfinite(np.asarray(strategy.solution(state)["w"])))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 71 s on 2 cores
 def test_several_tasks_are_normalised_by_a_measured_ppo_baseline(tmp_path):
     acrobot = {**TINY["tasks"][0], "env": "Acrobot-v1", "timesteps": 4096}  # its episodes last up to 500 steps
@@ -197,6 +198,7 @@ def test_run_directory_contents(reference_run):
         "gen_000002.msgpack", "gen_000003.msgpack"]
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 24 s on 2 cores
 def test_sharded_equals_one_device(reference_run, tmp_path):
     meta_train(tiny(generations=3, eval_every=2), tmp_path, mesh=make_mesh(jax.devices()[:1]), progress=False)

@@ -29,6 +29,7 @@ def planned():
     return step, plan(step)
 
 
+@pytest.mark.heavy
 def test_env_steps_are_the_runs_own(tmp_path, monkeypatch):
     """Env steps are counted from the draws, rows and seeds, not from XLA's cost model: this plan leaves the
     cost model out (costing each loop body of the validation program apart would add minutes and nothing here;

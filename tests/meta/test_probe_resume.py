@@ -10,6 +10,7 @@ from metadisco.cli import main
 from tests.tiny_meta import tiny
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 29 s on 2 cores
 def test_a_resumed_probe_writes_the_uninterrupted_report(tmp_path, capsys):
     config = tmp_path / "c.yaml"

@@ -46,6 +46,7 @@ def finish(proc) -> str:
     return err
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 62 s on 2 cores
 def test_sigkill_then_resume_is_byte_identical(tmp_path):
     config = tiny(generations=24, eval_every=4)
@@ -84,6 +85,7 @@ def _two(config_path, run, *extra):
     return procs
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 65 s on 2 cores
 def test_two_processes_agree_with_one_and_a_dead_peer_stops_the_survivor_and_the_run_resumes(tmp_path, capsys):
     """One run through every multi-process path: two processes, one of them SIGKILLed after 3 generations; the

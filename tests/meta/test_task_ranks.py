@@ -133,6 +133,7 @@ def test_combine_reads_back_and_without_it_the_resolved_config_is_unchanged():
 # runs
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 116 s on 2 cores
 def test_without_combine_a_run_is_bit_identical_to_before(tmp_path):
     """tests/data/pre_task_ranks.json was written by tests/data/record_pre_task_ranks.py on main before this

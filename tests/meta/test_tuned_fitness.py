@@ -118,6 +118,7 @@ def paired_step():
                                             checkpoint_every=1)))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 48 s on 2 cores
 def test_the_grid_is_one_call_equal_to_each_point_alone(paired_step):
     """Row (r, g) of the grid's one call trains row r at point g: the same returns as the untuned program called
@@ -172,6 +173,7 @@ def test_a_tuned_run_records_its_points_and_resumes_bit_for_bit(tmp_path):
     assert (resumed / "objective.msgpack").read_bytes() == (run / "objective.msgpack").read_bytes()
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 49 s on 2 cores
 def test_an_unpaired_tuned_run_scores_each_member_at_its_best_point(tmp_path):
     config = tiny(fitness=TUNED, generations=1)

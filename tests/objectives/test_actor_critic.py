@@ -102,6 +102,7 @@ def test_the_port_equals_deepminds_code():
     assert max(d["relative"] for c in cases.values() for d in c.values()) <= check.TOLERANCE["float32"]
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 70 s on 2 cores
 def test_the_actor_critic_rule_learns_catch():
     """DeepMind's eval-notebook learner settings on Catch (update_rule_classic) with a 128-128 torso, at 40,000 of

@@ -204,6 +204,7 @@ def test_exported_optimizer_updates_equal_the_piece(tmp_path, kind, options):
             np.testing.assert_array_equal(np.asarray(b), np.asarray(a))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 36 s on 2 cores
 @pytest.mark.parametrize("residual", [False, True])
 def test_exported_open_steps_equal_the_piece(tmp_path, residual):

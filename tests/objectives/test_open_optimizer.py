@@ -380,6 +380,7 @@ def trainer(objective):
     return jax.jit(make_train(CONFIG, make_env("CartPole-v1"), objective))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 48 s on 2 cores
 def test_residual_open_at_zero_trains_as_adam():
     """A whole run: the context is built and passed, and at zero meta-parameters the residual start is Adam

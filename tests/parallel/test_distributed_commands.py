@@ -80,6 +80,7 @@ def _run(argv, env) -> subprocess.Popen:
     return start_metadisco([*argv, "--no-progress"], env=env)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 79 s on 2 cores
 @pytest.mark.parametrize("name", ["sweep", "evaluate", "pbt", "probe"])
 def test_two_processes_give_the_numbers_of_one_process_on_as_many_devices(name, tmp_path):

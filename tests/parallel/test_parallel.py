@@ -88,6 +88,7 @@ def test_a_seed_alone_on_a_device_is_the_plain_call():
         assert_bit_identical(jax.tree.map(lambda x, i=i: x[i], sharded.metrics), alone)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 26 s on 2 cores
 def test_sharded_evaluate_is_bit_identical_when_repeated():
     """2 methods sharing one compiled call x 3 seeds = 6 runs over 4 devices (padded to 8), twice."""

@@ -92,6 +92,7 @@ def test_flatten_keeps_numbers_and_joins_names():
     assert math.isnan(flat["fitness_min"])
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 22 s on 2 cores
 def test_meta_train_tracks_every_generation_in_both(tmp_path):
     """In a child process, as a user runs it: wandb leaves threads and a service process behind in the process

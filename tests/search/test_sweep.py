@@ -28,6 +28,7 @@ def sweep_config(**changes) -> SweepConfig:
     return from_plain(SweepConfig, with_overrides({**CONFIG, **changes}, [], "sweep"))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 31 s on 2 cores
 def test_one_compiled_call_and_each_point_is_its_own_run():
     counter = CompileCounter()

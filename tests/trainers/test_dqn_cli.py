@@ -49,6 +49,7 @@ def test_meta_train_a_learned_td_loss_around_dqn_and_resume(dqn_run, capsys):
     assert "--baselines dqn" in capsys.readouterr().err
 
 
+@pytest.mark.heavy
 def test_evaluate_against_dqn_and_plot(dqn_run, tmp_path):
     sets = [a for k, v in TRAIN.items()
             for a in ("--set", f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}")]

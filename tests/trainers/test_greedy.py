@@ -63,6 +63,7 @@ def test_greedy_episodes_follow_the_env_by_hand():
 
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 57 s on 2 cores
 def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_alone():
     """With eval_episodes the trainer's metrics are those without, bit for bit, plus eval_return: NaN but at the
@@ -90,6 +91,7 @@ def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_al
     np.testing.assert_array_equal(np.asarray(reduce_fitness("eval_return", b.metrics, 0.05)), last[:, -1])
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 27 s on 2 cores
 def test_meta_training_scores_deterministic_episodes():
     """fitness: eval_return: every task plays 16 episodes per member (unless its train section says otherwise),

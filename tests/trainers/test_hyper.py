@@ -35,6 +35,7 @@ def assert_bit_identical(a, b):
 # the numbers of the trainer before hyperparameters were traced
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 40 s on 2 cores
 def test_numbers_equal_those_recorded_before_hyperparameters_were_traced():
     """tests/data/pre_hyper.json was written by tests/data/record_pre_hyper.py on the code of main before this

@@ -12,6 +12,7 @@ from metadisco.trainers.config import get_preset
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("objective", ["ppo", "dpo"])
 def test_cartpole_preset_reaches_400(objective):
     """PureJaxRL (Lu et al., NeurIPS 2022): PPO with the CartPole preset, 5e5 steps, reaches about 410 over 16 seeds."""
@@ -23,6 +24,7 @@ def test_cartpole_preset_reaches_400(objective):
     assert result.final_return.mean() >= 400, result.final_return
 
 
+@pytest.mark.heavy
 def test_pqn_cartpole_reaches_400():
     """PQN (Gallici, Fellows et al., ICLR 2025) with its published CartPole settings (the pqn_classic preset, from
     mttga/purejaxql) at a fifth of their 5e5 steps, to keep the suite short: measured here, the 8-seed mean final
@@ -52,6 +54,7 @@ def test_pendulum_continuous_actions_learn():
     assert result.final_return.mean() > -500 and result.final_return.min() > -800, result.final_return
 
 
+@pytest.mark.heavy
 def test_spaceinvaders_minatar_learns_in_a_small_budget():
     """625,000 steps (a sixteenth of the preset's): the untrained policy scores about 4, trained agents far more
     (PPO at this budget and lr, 16 seeds of results/open/cpu/eval: final return 39.9 to 59.6)."""
@@ -77,6 +80,7 @@ def test_dqn_cartpole_reaches_400():
     assert greedy.mean() >= 400, greedy
 
 
+@pytest.mark.heavy
 def test_dqn_breakout_minatar_learns_in_a_small_budget():
     """DQN with DiscoBench's OffPolicyRL MinAtar settings (the dqn_minatar preset) at 5e5 steps, a twentieth of
     theirs, with a replay of 100,000 (theirs: 300,000) to keep three seeds' buffers small: measured here, the

@@ -45,6 +45,7 @@ def _unrolled_orthogonal(scale: float = 1.0, iterations: int = 40):
     return init
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 38 s on 2 cores
 def test_looped_orthogonal_init_trains_bit_identically_to_the_unrolled_one(monkeypatch):
     """The fori_loop (a compile-time fix) changes no number: whole training runs, vmapped over seeds, match."""

@@ -44,6 +44,7 @@ def test_meta_train_a_learned_td_loss_from_yaml(td_run):
     assert resolved["objective"]["trace"]["kind"] == "learned"
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 43 s on 2 cores
 def test_inspect_evaluate_and_plot_the_td_objective(td_run, tmp_path, capsys):
     objective_file = str(td_run / "objective.msgpack")

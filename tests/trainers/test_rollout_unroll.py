@@ -29,6 +29,7 @@ def test_rollout_unroll_defaults_to_by_platform_and_refuses_negatives():
         resolve_config("CartPole-v1", overrides=["rollout_unroll=-1"])
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 46 s on 2 cores: two trainers compiled
 def test_unrolled_rollout_trains_the_same_agent_up_to_rounding():
     # What a GPU runs by default (8 steps per iteration) against what a CPU runs (1): XLA may fuse the unrolled

@@ -26,6 +26,7 @@ def vmapped(cartpole_train):
     return jax.jit(jax.vmap(cartpole_train, in_axes=(0, None)))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 45 s on 2 cores
 def test_vmapped_seeds_equal_single_runs(cartpole_train, vmapped):
     keys = jax.random.split(jax.random.PRNGKey(42), 4)

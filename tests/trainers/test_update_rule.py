@@ -156,6 +156,7 @@ def test_training_is_deterministic(run):
     assert not np.array_equal(np.asarray(other[1].actor_loss), np.asarray(metrics.actor_loss), equal_nan=True)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 18 s on 2 cores
 def test_the_rule_targets_figure_draws_on_a_trained_batch(run, tmp_path):
     """issue 66, item 5's figure (`metadisco.analysis.update_rule_figures`) on the tiny run's replay: one point per
@@ -179,6 +180,7 @@ def test_bad_settings_are_named():
         make_update_rule_trainer(TINY, make_env("Pendulum-v1"), DISCO)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 9 min here beside four other jobs on the 2 cores
 @pytest.mark.skipif(not WEIGHTS.exists(), reason="the released disco_103.npz is not at hand")
 def test_disco103_learns_catch():

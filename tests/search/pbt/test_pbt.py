@@ -162,6 +162,7 @@ def _without_seconds(path) -> list[dict]:
     return [{k: v for k, v in json.loads(x).items() if k != "seconds"} for x in path.read_text().splitlines()]
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # 66 s on 2 cores
 def test_sigkill_then_resume_is_byte_identical(tmp_path):
     config = {**CONFIG, "timesteps": 4 * 16 * 40, "ready": {"kind": "every", "updates": 1}}
