@@ -72,6 +72,10 @@ QUICKSTART = {
     "generations": 1, "eval_every": 10_000, "held_out_envs": [],
 }
 MINATAR_ENV = "SpaceInvaders-MinAtar"
+# The peers of each algorithm with a peer: {algorithm: (env_id, config) -> key -> training run}, rejax's for PPO and
+# PQN, PureJaxRL's for PPO where its checkout is at hand and its fixed network fits the config.
+REJAX_PEERS = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}
+PUREJAXRL_PEERS = {"ppo": purejaxrl.purejaxrl_train}
 # experiments/short_long_minatar.yaml's shape at its longer training length (tests/bench/test_bench_peers.py
 # checks they agree).
 SHORT_LONG_MINATAR = {
@@ -190,12 +194,12 @@ def seeds_figure(num_seeds: int, timesteps: int, repeats: int, algorithm: str = 
     fn, args, devices = seeds_program(env_id, objective, objective.zero_meta(), config, num_seeds)
     ours, _ = _compile(fn, *args)
     keys = seed_keys(num_seeds)
-    rejax_train = {"ppo": peers.rejax_train, "pqn": peers.rejax_pqn_train}[algorithm](env_id, config)
+    rejax_train = REJAX_PEERS[algorithm](env_id, config)
     rejax_fn = jax.jit(jax.vmap(rejax_train)) if num_seeds > 1 else jax.jit(rejax_train)
     peer_args = (keys,) if num_seeds > 1 else (keys[0],)
     programs = {"metadisco": (ours, args), "rejax": (_compile(rejax_fn, *peer_args)[0], peer_args)}
-    if algorithm == "ppo" and _with_purejaxrl(config):
-        train = purejaxrl.purejaxrl_train(env_id, config)
+    if algorithm in PUREJAXRL_PEERS and _with_purejaxrl(config):
+        train = PUREJAXRL_PEERS[algorithm](env_id, config)
         fn = jax.jit(jax.vmap(train)) if num_seeds > 1 else jax.jit(train)
         programs["purejaxrl"] = (_compile(fn, *peer_args)[0], peer_args)
     steps = num_seeds * config.num_updates * config.batch_size

@@ -35,6 +35,7 @@ from metadisco.parallel import sharding
 from metadisco.parallel.cost import program_cost
 from metadisco.runs.seeds import seed_keys
 from metadisco.trainers import make_train
+from metadisco.trainers.algorithm import get_algorithm
 from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.networks import make_network
 
@@ -92,10 +93,12 @@ def flops_per_env_step(env_id: str, config: TrainConfig, objective: Objective | 
            "transcendentals_per_env_step": counted.transcendentals / steps}
     spec = env.spec
     obs_size = int(np.prod(spec.obs_shape))
-    if config.algorithm == "ppo":
+    passes = get_algorithm(config.algorithm).network_passes
+    if passes is not None:
         sizes = (obs_size, spec.action_size, tuple(config.hidden_sizes))
-        forward, backward = network_forward_flops(*sizes), network_backward_flops(*sizes)
-        out["mlp_hand_count_per_env_step"] = forward + config.update_epochs * (forward + backward)
+        forwards, backwards = passes(config)
+        out["mlp_hand_count_per_env_step"] = (forwards * network_forward_flops(*sizes)
+                                              + backwards * network_backward_flops(*sizes))
         out["model_over_hand_count"] = out["flops_per_env_step"] / out["mlp_hand_count_per_env_step"]
     return out
 

@@ -20,6 +20,7 @@ from metadisco.envs import make_env, make_vec_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.runs.seeds import resolve_config, seed_keys, seeds_program
 from metadisco.trainers import make_trainer
+from metadisco.trainers.algorithm import get_algorithm
 from metadisco.trainers.config import TrainConfig
 
 
@@ -108,7 +109,7 @@ def bench_case(case: BenchCase, seed_counts=(1, 16), peak: dict | None = None) -
         }
         if peak is not None:
             out[f"seeds_{n}"].update(roofline(out["flops"]["flops_per_env_step"], n * steps / run_s, peak))
-            if config.algorithm == "ppo":
+            if get_algorithm(config.algorithm).network_passes is not None:
                 network_fn, network_args = network_only_program(case.env_id, config, n, devices)
                 _, network_s = timed(network_fn, *network_args)
                 out[f"seeds_{n}"].update({"network_only_steps_per_second": n * steps / network_s,

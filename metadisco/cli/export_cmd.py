@@ -24,10 +24,12 @@ def run(args) -> int:
     from metadisco.core.io import atomic_write_text
     from metadisco.objectives.export import About, export_files
     from metadisco.objectives.resolve import resolve
+    from metadisco.trainers.algorithm import check_exportable
 
     resolved = resolve(args.objective)
     about = About(resolved.label, args.objective, str(resolved.file) if resolved.file else None,
                   metadisco.__version__)
+    check_exportable(resolved.objective, resolved.label)
     files = export_files(resolved.objective, resolved.meta, about, args.format)  # every refusal before writing
     out = output_dir(args.out)
     for name, text in files.items():

@@ -31,6 +31,11 @@ handcrafted `actor_critic` beside the learned rules):
   and paired fitness name it (`baseline_of`): its name in capitals unless the algorithm says otherwise (PPO: its
   drift's, so a `learned_dpo` drift is DPO-normalised; an update rule: the rule's own, "none" for a rule that has
   no handcrafted twin).
+- `network_passes(config) -> (forward, backward)`: its network's passes per env step (PPO: one forward pass to act,
+  then a forward and a backward pass per epoch), for `metadisco bench`'s hand count of FLOPs and its network-only
+  bound; None: not counted;
+- `exports_to`: the DiscoBench task whose modules `metadisco export` writes an objective of it into (PPO:
+  OnPolicyRL); None: not exportable (`check_exportable`).
 
 The built-in algorithms are the modules named in `BUILTIN_MODULES`, imported on first lookup; a plugin registers
 its own with `register`.
@@ -86,6 +91,8 @@ class Algorithm:
     optimizer_steps: Callable[[Any], int] = _one_step_per_minibatch
     optimizer: Callable[..., Any] | None = None  # (config, OptimizerInputs) -> optax transform; None: the objective's
     baseline: Callable[[Any], str] = _name_in_capitals  # objective -> the handcrafted method it is at zero
+    network_passes: Callable[[Any], tuple[int, int]] | None = None  # config -> (forward, backward) per env step
+    exports_to: str | None = None  # the DiscoBench task an objective of it exports into; None: not exportable
 
     def preset_name(self, family: str) -> str:
         """The name of its preset for `family`: the family's own name for PPO (the default algorithm), else
@@ -207,6 +214,15 @@ def describe_baseline(objective) -> str:
     around plain L2, not PPO's clipped L2, so its zero point is "PPO with an L2 value loss"."""
     baseline = baseline_of(objective)
     return f"{baseline} with an L2 value loss" if objective.value_loss.name == "learned" else baseline
+
+
+def check_exportable(objective, label: str) -> None:
+    """A one-line `UserError` when `objective`'s algorithm has no export (`Algorithm.exports_to`)."""
+    algorithm = get_algorithm(objective.algorithm)
+    if algorithm.exports_to is None:
+        exporters = [a.name for a in all_algorithms() if a.exports_to is not None]
+        raise UserError(f"{label} is trained by algorithm {algorithm.name}, which has no export: export writes "
+                        f"policy-optimisation objectives (drift, value loss, optimiser) for {' and '.join(exporters)}")
 
 
 def require_discrete(algorithm: str, spec) -> None:

@@ -190,6 +190,8 @@ PPO = register(Algorithm(
     gives_activations=True,
     reads=("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm"),
     check_objective=check_ppo_objective,
+    network_passes=lambda config: (1 + config.update_epochs, config.update_epochs),
+    exports_to="OnPolicyRL",
     presets={
         # CartPole, Acrobot, Pendulum, bsuite, misc: PureJaxRL's CartPole settings.
         "classic": TrainConfig(),

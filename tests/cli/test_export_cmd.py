@@ -70,7 +70,7 @@ def test_export_refusals_are_one_line_and_write_nothing(tmp_path, capsys):
     open_path = save_objective(tmp_path / "open.msgpack", open_opt, open_opt.zero_meta())
     for argv, words in (([str(path), "--format", "jax"], "optimizer 'learned' cannot be exported"),
                         ([str(open_path), "--format", "discobench"], "cannot enter DiscoBench's optim.py"),
-                        (["pqn", "--format", "discobench"], "TD objective"),
+                        (["pqn", "--format", "discobench"], "algorithm pqn, which has no export"),
                         (["ppoo", "--format", "jax"], "ppo")):
         out = tmp_path / "never"
         assert main(["export", *argv, "--out", str(out)]) == 2

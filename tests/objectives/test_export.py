@@ -22,6 +22,7 @@ from metadisco.objectives.export.literals import LITERAL_LIMIT, float32_literal
 from metadisco.objectives.expression import DPO_EXPRESSION, PPO_EXPRESSION
 from metadisco.objectives.objective import BUILTIN_OBJECTIVES
 from metadisco.objectives.registry import OptimizerInputs, Piece
+from metadisco.trainers.algorithm import check_exportable
 from metadisco.trainers.hyper import hyper_of
 from metadisco.trainers.networks import make_network
 from metadisco.trainers.ppo import Batch, make_ppo_trainer
@@ -392,5 +393,8 @@ def test_pieces_without_a_renderer_are_refused_in_one_line_naming_those_with_one
         export_files(o, o.zero_meta(), ABOUT, "jax")
     with pytest.raises(UserError, match=r"drift 'plugin_drift'.*dpo, expression, learned_dpo, lpo, ppo, talpo"):
         export_files(objective_with(drift=_PluginDrift()), Objective().zero_meta(), ABOUT, "discobench")
-    with pytest.raises(UserError, match="TD objective"):
-        export_files(BUILTIN_OBJECTIVES["pqn"], BUILTIN_OBJECTIVES["pqn"].zero_meta(), ABOUT, "jax")
+    for name in ("pqn", "dqn", "actor_critic"):
+        with pytest.raises(UserError, match=f"trained by algorithm {BUILTIN_OBJECTIVES[name].algorithm}, which has "
+                                            "no export.*for ppo"):
+            check_exportable(BUILTIN_OBJECTIVES[name], name)
+    check_exportable(BUILTIN_OBJECTIVES["dpo"], "dpo")

@@ -42,12 +42,6 @@ class About:
     version: str
 
 
-def _check_exportable(objective: Objective, label: str) -> None:
-    if objective.algorithm != "ppo":
-        raise UserError(f"{label} is a TD objective (algorithm {objective.algorithm}): export writes "
-                        "policy-optimisation objectives (drift, value loss, optimiser) for PPO-style trainers")
-
-
 def _args(source: Source, *base: str) -> str:
     extra = (["progress"] if source.reads_progress else []) + (["num_updates"] if source.reads_horizon else [])
     return ", ".join([*base, *extra])
@@ -71,7 +65,6 @@ def _spec_text(objective: Objective) -> str:
 
 
 def _pieces(objective: Objective, meta: Any, label: str) -> dict[str, Source]:
-    _check_exportable(objective, label)
     return {slot: render(slot, piece, meta[slot]) for slot, piece in objective.pieces().items()}
 
 
@@ -261,7 +254,9 @@ def readme(objective: Objective, meta: Any, about: About, fmt: str, files: list[
 
 
 def export_files(objective: Objective, meta: Any, about: About, fmt: str) -> dict[str, str]:
-    """{file name: text} of an export in `fmt` (`FORMATS`); an unexportable piece is a `UserError`."""
+    """{file name: text} of an export in `fmt` (`FORMATS`); an unexportable piece is a `UserError`. `objective` is
+    one of an algorithm that exports (`metadisco.trainers.algorithm.check_exportable`, which `metadisco export`
+    calls first: this layer does not know algorithms)."""
     if fmt not in FORMATS:
         raise UserError(f"unknown export format {fmt!r}; formats: {', '.join(FORMATS)}")
     if fmt == "jax":
