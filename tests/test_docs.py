@@ -2,7 +2,9 @@
 links that resolve; the API page listing every public name; every tutorial in the site's table of contents. The
 site itself is built by `.ci/docs` (warnings as errors, tutorials executed)."""
 
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 sys.path[:0] = [str(DOCS / "_ext"), str(DOCS)]
-from repo_pages import results_page, rewrite_links  # noqa: E402
+from repo_pages import results_page, rewrite_links, site_sources  # noqa: E402
 
 
 def _prose_lines(text: str) -> list[str]:
@@ -90,3 +92,23 @@ def test_the_site_check_names_a_missing_image_and_skips_the_web(tmp_path):
         '<a href="https://example.org/">web</a><a href="#x">x</a><link href="../_static/gone.css">')
     (tmp_path / "index.html").write_text("<p>home</p>")
     assert broken_links(tmp_path) == ["guide/page.html: ../_images/gone.png", "guide/page.html: ../_static/gone.css"]
+
+
+
+def test_every_image_the_site_shows_is_committed():
+    """A figure drawn here but never added passes every local check and fails the site build on a fresh clone."""
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:  # an unpacked sdist, not a checkout: nothing to compare with
+        return
+    tracked = set(listed.stdout.splitlines())
+    pages = [p.relative_to(ROOT).as_posix() for p in site_sources(ROOT)]
+    pages += [p for p in tracked if p.startswith("docs/") and p.endswith(".md")] + ["README.md"]
+    assert len(pages) > 50
+    missing = []
+    for page in pages:
+        for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", (ROOT / page).read_text()):
+            if not re.match(r"^[a-z]+:", target):
+                shown = os.path.normpath(os.path.join(os.path.dirname(page), target.split("#")[0]))
+                if shown not in tracked:
+                    missing.append(f"{page}: {target}")
+    assert not missing, missing

@@ -84,9 +84,9 @@ def _headings_from(level: int, text: str) -> str:
     return "".join(out)
 
 
-def write_results_pages(repo: Path, docs: Path) -> list[Path]:
-    """Write every results README's page under `docs/results/`, and a page for each other markdown file under
-    `results/` that one of them links; returns the pages written (relative to docs)."""
+def site_sources(repo: Path) -> list[Path]:
+    """The markdown files under `results/` that the site shows: every results README, then each other markdown
+    file that one of them links."""
     sources = [p for p in sorted((repo / "results").rglob("README.md")) if results_page(repo, p) is not None]
     linked = set()
     for readme in sources:
@@ -94,8 +94,14 @@ def write_results_pages(repo: Path, docs: Path) -> list[Path]:
             path = (readme.parent / target[1].partition("#")[0]).resolve()
             if path.suffix == ".md" and path.name != "README.md" and path.is_file():
                 linked.add(path)
+    return sources + sorted(p for p in linked if results_page(repo, p) is not None)
+
+
+def write_results_pages(repo: Path, docs: Path) -> list[Path]:
+    """Write the page of each of `site_sources` under `docs/results/`; returns the pages written (relative to
+    docs)."""
     written = []
-    for source in sources + sorted(p for p in linked if results_page(repo, p) is not None):
+    for source in site_sources(repo):
         page = results_page(repo, source)
         out = docs / page
         out.parent.mkdir(parents=True, exist_ok=True)
