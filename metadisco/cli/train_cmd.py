@@ -103,9 +103,9 @@ def update_lines(metrics, batch_size: int) -> list[dict]:
     """One line per update of a `train` run: env steps so far and the mean over seeds of each scalar training
     metric (episode return over the seeds where an episode ended, NaN where none did)."""
     from metadisco.core.stats import seed_mean
+    from metadisco.trainers.metrics import named_numbers
 
-    fields = {name: np.asarray(value, np.float64) for name, value in metrics._asdict().items()
-              if value is not None and np.ndim(value) == 2}  # [seeds, updates]
+    fields = {name: np.asarray(value, np.float64) for name, value in named_numbers(metrics).items()}  # [seeds, updates]
     updates = next(iter(fields.values())).shape[1]
     means = {name: seed_mean(value, 0, diverged="skip") for name, value in fields.items()}
     return [{"env_steps": (u + 1) * batch_size, **{name: float(m[u]) for name, m in means.items()}}

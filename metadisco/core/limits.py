@@ -17,7 +17,7 @@ FLOAT_BYTES = 4
 # A rollout stores per step and env at least obs, final_obs, action, log_prob, value, reward, terminated and
 # truncated: 8 values (with a one-float observation).
 ROLLOUT_VALUES_PER_STEP = 8
-METRIC_VALUES_PER_UPDATE = 8  # fields of metadisco.trainers.base.Metrics
+METRIC_VALUES_PER_UPDATE = 8  # the most of any algorithm's Metrics: PPO's 3 episode fields, 3 losses, 2 diagnostics
 # Agent parameters live as parameters, gradients and two Adam moments.
 PARAM_COPIES = 4
 # Meta-parameters per objective piece: a learned piece of LPO size has about 1e3, a learned optimiser 1e3,

@@ -18,10 +18,15 @@ from metadisco.trainers.config import Hyper, TrainConfig
 
 
 class Metrics(NamedTuple):
-    """Per-update training metrics, each [num_updates] (plus any vmapped leading axes).
+    """Per-update training metrics, each [num_updates] (plus any vmapped leading axes): the episode fields every
+    algorithm has, then each algorithm's own numbers under the names it gives them.
 
     episode_return: mean undiscounted return of the episodes that finished during the update (NaN if none).
     episode_count:  how many episodes finished during the update.
+    losses:         {name: [num_updates]} the algorithm's losses (PPO: actor_loss, value_loss, entropy; DQN:
+                    td_loss): a non-finite value in any of them marks the run as diverged (`trainers.metrics`).
+    diagnostics:    {name: [num_updates]} its other numbers (PPO: approx_kl, drift_active; DQN: epsilon's
+                    entropy), reported and never judged.
     achievements:   [num_updates, num_achievements] fraction of those episodes that unlocked each achievement,
                     for envs that report them (Craftax); None otherwise (`metadisco.trainers.episodes`).
     eval_return:    [num_updates] deterministic episodes' mean return, at the last update (see the field).
@@ -30,11 +35,8 @@ class Metrics(NamedTuple):
     episode_return: jax.Array
     episode_count: jax.Array
     truncation_count: jax.Array  # how many episodes were cut by a time limit (bootstrapped, not terminal)
-    actor_loss: jax.Array
-    value_loss: jax.Array
-    entropy: jax.Array
-    approx_kl: jax.Array
-    drift_active: jax.Array  # fraction of samples where the drift is > 0
+    losses: dict[str, jax.Array]
+    diagnostics: dict[str, jax.Array]
     achievements: jax.Array | None = None
     # [num_updates] the mean return of the deterministic evaluation episodes played after training
     # (`TrainConfig.eval_episodes`, `metadisco.trainers.greedy`), at the last update; NaN before it. None when

@@ -22,8 +22,7 @@ The objective's pieces: the value-loss slot is the TD loss, called per sample wi
 around it; DQNReg and DQNClipped are `metadisco.objectives.td_loss`); the optimiser slot builds the optimiser
 (Adam). DQN has no policy: a learnable drift is refused.
 
-Metrics: `value_loss` is the TD loss (0 before learning starts), `entropy` the epsilon-greedy policy's,
-`actor_loss`, `approx_kl`, `drift_active` are 0.
+Metrics: the loss `td_loss` (0 before learning starts); the diagnostic `entropy`, the epsilon-greedy policy's.
 """
 
 from __future__ import annotations
@@ -212,9 +211,9 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective, double: boo
             moved = optax.incremental_update(params, extra.target_params, options.tau)
             target_params = jax.tree.map(lambda new, old: jnp.where(crossed, new, old), moved, extra.target_params)
             zero = jnp.float32(0.0)
-            metrics = Metrics(**update_metrics(episodes), actor_loss=zero,
-                              value_loss=jnp.where(learning, jnp.mean(losses), zero),
-                              entropy=epsilon_greedy_entropy(eps, num_actions), approx_kl=zero, drift_active=zero)
+            td_loss = jnp.where(learning, jnp.mean(losses), zero)
+            metrics = Metrics(**update_metrics(episodes), losses={"td_loss": td_loss},
+                              diagnostics={"entropy": epsilon_greedy_entropy(eps, num_actions)})
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1,
                                   extra=DQNExtra(replay, target_params)), metrics
 

@@ -14,9 +14,26 @@ from metadisco.trainers.base import Metrics
 
 
 def diverged(metrics: Metrics) -> jnp.ndarray:
-    """True where a run's losses went non-finite at any update: [...]."""
-    losses = jnp.stack([metrics.actor_loss, metrics.value_loss, metrics.entropy], axis=-1)
+    """True where any of a run's `losses` went non-finite at any update: [...]."""
+    losses = jnp.stack([metrics.losses[name] for name in sorted(metrics.losses)], axis=-1)
     return jnp.any(~jnp.isfinite(losses), axis=(-2, -1))
+
+
+def named_numbers(metrics: Metrics) -> dict[str, jnp.ndarray]:
+    """Every per-update number of `metrics` by name, in field order, an algorithm's losses and diagnostics under
+    their own names (what a metrics.jsonl line holds): {name: [..., num_updates]}. Achievements (one more axis) are
+    left out."""
+    numbers = {"episode_return": metrics.episode_return, "episode_count": metrics.episode_count,
+               "truncation_count": metrics.truncation_count}
+    for group in (metrics.losses, metrics.diagnostics):
+        clash = sorted(set(group) & set(numbers))
+        if clash:
+            raise ValueError(f"metric name(s) {clash} given twice: an algorithm's losses and diagnostics need "
+                             "names of their own, apart from the episode fields")
+        numbers.update(group)
+    if metrics.eval_return is not None:
+        numbers["eval_return"] = metrics.eval_return
+    return numbers
 
 
 def _window_mean(metrics: Metrics, start: int) -> jnp.ndarray:

@@ -148,8 +148,9 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
                                                       optimizer, config.update_epochs, config.num_minibatches,
                                                       context_args(state))
             actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux[:5])
-            metrics = Metrics(actor_loss=actor_loss, value_loss=value_loss, entropy=entropy, approx_kl=approx_kl,
-                              drift_active=drift_active, **update_metrics(episodes))
+            metrics = Metrics(**update_metrics(episodes),
+                              losses={"actor_loss": actor_loss, "value_loss": value_loss, "entropy": entropy},
+                              diagnostics={"approx_kl": approx_kl, "drift_active": drift_active})
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
         return update

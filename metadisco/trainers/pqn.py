@@ -15,8 +15,8 @@ rollout time, G) (L2 is PQN's 0.5 (Q - G)^2, and a learned value loss is a resid
 slot builds the optimiser (PQN's is RAdam); the trace slot gives lambda per step (PQN's is Peng's constant
 lambda). PQN has no policy, so the drift is unused (`metadisco.trainers` refuses a learnable one).
 
-Metrics: `value_loss` is the TD loss, `entropy` the entropy of the epsilon-greedy behaviour policy (a function
-of epsilon and the number of actions), and `actor_loss`, `approx_kl`, `drift_active` are 0 (there is no actor).
+Metrics: the loss `td_loss`; the diagnostic `entropy`, the epsilon-greedy behaviour policy's (a function of epsilon
+and the number of actions).
 """
 
 from __future__ import annotations
@@ -162,15 +162,8 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
             key, epoch_key = jax.random.split(state.key)
             params, opt_state, losses = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
                                                          optimizer, config.update_epochs, config.num_minibatches)
-            zero = jnp.float32(0.0)
-            metrics = Metrics(
-                **update_metrics(episodes),
-                actor_loss=zero,
-                value_loss=jnp.mean(losses),
-                entropy=epsilon_greedy_entropy(eps, num_actions),
-                approx_kl=zero,
-                drift_active=zero,
-            )
+            metrics = Metrics(**update_metrics(episodes), losses={"td_loss": jnp.mean(losses)},
+                              diagnostics={"entropy": epsilon_greedy_entropy(eps, num_actions)})
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
         return update

@@ -24,8 +24,8 @@ Episodes: the envs reset themselves, so a trajectory runs on across an episode's
 (the rule cuts its returns and its backward LSTM there). A time limit is marked the same way: the rule's inputs
 have one kind of episode end (DeepMind's Catch has no time limit).
 
-Metrics: `actor_loss` is the update's mean loss (0 before the replay holds a batch: no step taken), `value_loss` 0
-(it is inside the rule's loss), `entropy` the policy's on the batch, `approx_kl` and `drift_active` 0.
+Metrics: the losses `rule_loss`, the update's mean loss (0 before the replay holds a batch: no step taken), and
+`entropy`, the policy's on the batch.
 """
 
 from __future__ import annotations
@@ -190,8 +190,8 @@ def make_update_rule_trainer(config: TrainConfig, env, objective: Objective) -> 
             params, opt_state, target, rule_state = jax.tree.map(lambda a, b: jnp.where(ready, a, b), learned,
                                                                  before)
             zero = jnp.float32(0.0)
-            metrics = Metrics(**update_metrics(episodes), actor_loss=jnp.where(ready, loss, zero), value_loss=zero,
-                              entropy=entropy, approx_kl=zero, drift_active=zero)
+            metrics = Metrics(**update_metrics(episodes),
+                              losses={"rule_loss": jnp.where(ready, loss, zero), "entropy": entropy}, diagnostics={})
             extra = state.extra._replace(target_params=target, rule_state=rule_state)
             return state._replace(params=params, opt_state=opt_state, extra=extra, key=key,
                                   update=state.update + 1), metrics

@@ -47,7 +47,7 @@ for env in ENVS:
     print(env)
     for name, (objective, meta) in methods.items():
         result = train_seeds(env, objective, meta, config, SEEDS, seed=0)
-        entropy = np.asarray(result.metrics.entropy)
+        entropy = np.asarray(result.metrics.losses["entropy"])
         points = [int(entropy.shape[1] * f) - 1 for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
         returns = np.asarray(result.final_return)
         print(f"  {name:9s} entropy at 10/25/50/75/100%: {' '.join(f'{e:.3f}' for e in entropy[:, points].mean(0))};"

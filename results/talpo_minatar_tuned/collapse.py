@@ -43,7 +43,7 @@ config = resolve_config(ENV, timesteps=STEPS, overrides={"lr": LR})
 for name, path in {**DRIFTS, "ppo": None}.items():
     objective, meta = load_objective(path) if path else (PPO, PPO.zero_meta())
     result = train_seeds(ENV, objective, meta, config, SEEDS, seed=0)
-    entropy = np.asarray(result.metrics.entropy)
+    entropy = np.asarray(result.metrics.losses["entropy"])
     points = [int(entropy.shape[1] * f) - 1 for f in (0.1, 0.25, 0.5, 0.75, 1.0)]
     print(f"  {name:5s} entropy at 10/25/50/75/100%: {' '.join(f'{e:.3f}' for e in entropy[:, points].mean(0))}; "
           f"lowest seed at the end {entropy[:, -1].min():.3f}; final returns "

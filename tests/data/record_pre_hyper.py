@@ -29,15 +29,15 @@ def runs(traced: bool = False) -> dict[str, dict[str, list[str]]]:
     from metadisco.runs.seeds import train_seeds
     from metadisco.trainers import make_train
     from metadisco.trainers.config import TrainConfig
+    from metadisco.trainers.metrics import named_numbers
 
     tiny = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
                        hidden_sizes=(8, 8))
     ppo, dpo = BUILTIN_OBJECTIVES["ppo"], BUILTIN_OBJECTIVES["dpo"]
 
     def exact(metrics) -> dict[str, list[str]]:
-        # Fields that are None (issue 13's `achievements`, for envs that report none) hold no number.
         return {name: [float(x).hex() for x in np.asarray(value, np.float64).ravel()]
-                for name, value in metrics._asdict().items() if value is not None}
+                for name, value in named_numbers(metrics).items()}
 
     out = {"cartpole_seeds": exact(train_seeds("CartPole-v1", ppo, ppo.zero_meta(), tiny, 5, seed=3).metrics)}
     pendulum = replace(tiny, num_steps=50, total_timesteps=4 * 50 * 4, normalize_obs=True, normalize_reward=True,

@@ -46,8 +46,8 @@ def check_env_trains_and_runs_the_random_policy(env_id):
     config = resolve_config(env_id, overrides=TINY, timesteps=2 * 4 * 2)
     ppo = BUILTIN_OBJECTIVES["ppo"]
     result = train_seeds(env_id, ppo, ppo.zero_meta(), config, 1, 0, jax.local_devices()[:1])
-    assert result.metrics.actor_loss.shape == (1, 2)
-    for loss in (result.metrics.actor_loss, result.metrics.value_loss, result.metrics.entropy):
+    assert result.metrics.losses["actor_loss"].shape == (1, 2)
+    for loss in result.metrics.losses.values():
         assert np.isfinite(np.asarray(loss)).all(), env_id
     if env_id.startswith("brax/") and env_id not in BRAX_RANDOM_POLICY:
         return None

@@ -140,7 +140,7 @@ def test_brax_trains_end_to_end_with_a_shrunk_preset():
     env = make("brax/fast", episode_length=10)
     ppo = BUILTIN_OBJECTIVES["ppo"]
     m = jax.jit(make_train(config, env, ppo))(jax.random.PRNGKey(0), ppo.zero_meta()).metrics
-    for loss in (m.actor_loss, m.value_loss, m.entropy):
+    for loss in (m.losses["actor_loss"], m.losses["value_loss"], m.losses["entropy"]):
         assert np.isfinite(np.asarray(loss)).all()
     # Every env is cut by the 10-step limit once per update: 8 truncations an update, none terminal.
     np.testing.assert_array_equal(m.truncation_count, [8, 8, 8, 8])

@@ -22,6 +22,7 @@ from metadisco.objectives import open_optimizer as O
 from metadisco.objectives.options import meta_parameter_count
 from metadisco.trainers import check_objective, make_train
 from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.metrics import named_numbers
 from metadisco.trainers.networks import ActorCritic, optimizer_layout, unit_activations
 
 SEEDS = range(12)
@@ -386,10 +387,9 @@ def test_residual_open_at_zero_trains_as_adam():
     """A whole run: the context is built and passed, and at zero meta-parameters the residual start is Adam
     (to float rounding: the loss is compiled with its activations captured)."""
     adam, ours = trained("adam"), trained("open")
-    for field in adam.metrics._fields:
-        if getattr(adam.metrics, field) is not None:
-            np.testing.assert_allclose(getattr(ours.metrics, field), getattr(adam.metrics, field), rtol=1e-5,
-                                       atol=1e-6, equal_nan=True, err_msg=field)
+    want = named_numbers(adam.metrics)
+    for field, got in named_numbers(ours.metrics).items():
+        np.testing.assert_allclose(got, want[field], rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=field)
     jax.tree.map(lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6), ours.params, adam.params)
 
 
@@ -397,7 +397,7 @@ def test_residual_open_at_zero_trains_as_adam():
 def test_random_meta_trains_and_differs_from_adam():
     ours, adam = trained("open", meta_seed=1), trained("adam")
     assert all(np.isfinite(x).all() for x in jax.tree.leaves(ours.params))
-    assert np.isfinite(ours.metrics.actor_loss).all()
+    assert np.isfinite(ours.metrics.losses["actor_loss"]).all()
     assert any(not np.allclose(x, y) for x, y in zip(jax.tree.leaves(ours.params), jax.tree.leaves(adam.params),
                                                       strict=True))
 

@@ -73,7 +73,7 @@ def test_each_published_loss_trains_inside_dqn(kind):
                              {"buffer_size": 64, "buffer_batch": 8, "learning_starts": 16})
     result = jax.jit(make_trainer(config, make_env("CartPole-v1"), objective).train)(
         jax.random.PRNGKey(0), objective.zero_meta())
-    loss = np.asarray(result.metrics.value_loss)
+    loss = np.asarray(result.metrics.losses["td_loss"])
     assert np.isfinite(loss).all() and np.any(loss != 0)
 
 

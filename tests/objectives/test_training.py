@@ -17,7 +17,7 @@ from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, lo
 from metadisco.objectives.expression import PPO_EXPRESSION, expression_drift
 from metadisco.trainers import make_train
 from metadisco.trainers.config import TrainConfig
-from metadisco.trainers.metrics import diverged
+from metadisco.trainers.metrics import diverged, named_numbers
 
 # High learning rate: the ratios leave PPO's clip range within a few minibatch steps, so the identities are
 # checked where the drift is active, not only where every drift is 0.
@@ -66,11 +66,10 @@ def random_meta(objective, seed, scale):
 
 
 def assert_same_run(a, b, skip=()):
-    for field in a.metrics._fields:
-        if getattr(a.metrics, field) is None or field in skip:  # achievements: CartPole reports none
-            continue
-        np.testing.assert_allclose(getattr(a.metrics, field), getattr(b.metrics, field), rtol=1e-5, atol=1e-6,
-                                   equal_nan=True, err_msg=field)
+    theirs = named_numbers(b.metrics)
+    for field, ours in named_numbers(a.metrics).items():
+        if field not in skip:
+            np.testing.assert_allclose(ours, theirs[field], rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=field)
     for x, y in zip(jax.tree.leaves(a.params), jax.tree.leaves(b.params), strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
 
@@ -79,8 +78,8 @@ def assert_same_run(a, b, skip=()):
 @pytest.mark.parametrize("name", ["lpo_all_learned", "talpo_learned_value_loss", "expression_ppo"])
 def test_zero_meta_reproduces_the_baseline(name):
     result = baseline_result("baseline")
-    assert result.metrics.drift_active.max() > 0.05  # the clipped region was visited
-    assert np.isfinite(result.metrics.actor_loss).all()
+    assert result.metrics.diagnostics["drift_active"].max() > 0.05  # the clipped region was visited
+    assert np.isfinite(result.metrics.losses["actor_loss"]).all()
     assert_same_run(baseline_result(name), result)
 
 
@@ -88,11 +87,12 @@ def test_zero_meta_reproduces_the_baseline(name):
 def test_learned_dpo_at_zero_trains_as_dpo():
     """`learned_dpo`'s baseline is DPO, not PPO: at zero meta-parameters a whole run equals DPO's."""
     result, learned = baseline_result("dpo"), baseline_result("learned_dpo")
-    assert np.isfinite(result.metrics.actor_loss).all()
-    assert result.metrics.drift_active.max() > 0.05
+    assert np.isfinite(result.metrics.losses["actor_loss"]).all()
+    assert result.metrics.diagnostics["drift_active"].max() > 0.05
     # drift_active counts samples whose drift is > 0, and DPO's soft hinge is about x^3 / (3 s^2) near r = 1: a
     # sample at float32's edge counts in one program and not in the other (measured: 1 of 128 in one update).
-    np.testing.assert_allclose(learned.metrics.drift_active, result.metrics.drift_active, atol=2 / 128)
+    np.testing.assert_allclose(learned.metrics.diagnostics["drift_active"], result.metrics.diagnostics["drift_active"],
+                               atol=2 / 128)
     assert_same_run(learned, result, skip=("drift_active",))
 
 
@@ -117,7 +117,7 @@ def test_a_diverging_run_reports_nan_instead_of_raising():
     meta["optimizer"] = random_meta(objective, seed=2, scale=100.0)["optimizer"]  # exp(o1) overflows
     result = run("lpo_all_learned", meta)
     assert bool(diverged(result.metrics))
-    assert np.isnan(result.metrics.actor_loss).any()
+    assert np.isnan(result.metrics.losses["actor_loss"]).any()
 
 
 def test_saved_and_loaded_objectives_train_identically(tmp_path):

@@ -54,10 +54,11 @@ def five_seeds():
 def test_sharded_train_is_bit_identical_when_repeated(five_seeds):
     again = train_seeds(ENV, PPO, PPO.zero_meta(), TINY, 5, seed=3)  # traced and compiled anew
     assert five_seeds.devices == again.devices == 4
-    assert five_seeds.metrics.actor_loss.shape == (5, TINY.num_updates)
+    assert five_seeds.metrics.losses["actor_loss"].shape == (5, TINY.num_updates)
     assert_bit_identical(five_seeds.metrics, again.metrics)
     np.testing.assert_array_equal(five_seeds.final_return, again.final_return)
-    assert not np.array_equal(five_seeds.metrics.actor_loss[0], five_seeds.metrics.actor_loss[1])  # seeds differ
+    actor_loss = five_seeds.metrics.losses["actor_loss"]
+    assert not np.array_equal(actor_loss[0], actor_loss[1])  # seeds differ
 
 
 def test_padding_leaves_each_seed_its_own_run(five_seeds):
@@ -72,9 +73,10 @@ def test_one_device_trains_the_same_seeds(five_seeds):
     """On one device each seed is the same run up to float reassociation: statistically the same, and the
     first rollout (before any update) sees the same episodes."""
     one = train_seeds(ENV, PPO, PPO.zero_meta(), TINY, 5, seed=3, devices=jax.local_devices()[:1])
-    assert one.devices == 1 and one.metrics.actor_loss.shape == (5, TINY.num_updates)
+    assert one.devices == 1 and one.metrics.losses["actor_loss"].shape == (5, TINY.num_updates)
     np.testing.assert_array_equal(one.metrics.episode_count[:, 0], five_seeds.metrics.episode_count[:, 0])
-    np.testing.assert_allclose(one.metrics.actor_loss, five_seeds.metrics.actor_loss, rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(one.metrics.losses["actor_loss"], five_seeds.metrics.losses["actor_loss"], rtol=1e-3,
+                               atol=1e-5)
 
 
 @pytest.mark.slow  # 15 s on 2 cores

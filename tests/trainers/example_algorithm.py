@@ -58,9 +58,8 @@ def make_a2c_trainer(config: TrainConfig, env, objective):
             grads, (actor, critic, entropy) = jax.grad(loss_fn, has_aux=True)(state.params)
             updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
             params = jax.tree.map(lambda p, u: p + u, state.params, updates)
-            zero = jnp.float32(0.0)
-            metrics = Metrics(actor_loss=actor, value_loss=critic, entropy=entropy, approx_kl=zero,
-                              drift_active=zero, **update_metrics(episodes))
+            metrics = Metrics(**update_metrics(episodes),
+                              losses={"actor_loss": actor, "value_loss": critic, "entropy": entropy}, diagnostics={})
             return state._replace(params=params, opt_state=opt_state, env_state=env_state, obs=obs, key=key,
                                   update=state.update + 1), metrics
 

@@ -131,12 +131,12 @@ def test_tiny_dqn_learns_only_once_the_buffer_holds_learning_starts_and_is_deter
     again = train(jax.random.PRNGKey(0), DQN.zero_meta())
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(jax.tree.leaves(result), jax.tree.leaves(again),
                                                                         strict=True))
-    loss = np.asarray(result.metrics.value_loss)
+    loss = np.asarray(result.metrics.losses["td_loss"])
     assert loss.shape == (config.num_updates,)
     held = np.arange(1, config.num_updates + 1) * config.batch_size  # transitions held after each update
     assert np.all(loss[held < 40] == 0) and np.all(loss[held >= 40] > 0)
     # epsilon-greedy's entropy falls as epsilon anneals
-    entropy = np.asarray(result.metrics.entropy)
+    entropy = np.asarray(result.metrics.diagnostics["entropy"])
     assert entropy[0] > entropy[-1]
 
 
@@ -164,7 +164,7 @@ def test_double_q_changes_the_program_and_greedy_episodes_play():
                           env, DQN)
     a = jax.jit(plain.train)(jax.random.PRNGKey(1), DQN.zero_meta())
     b = jax.jit(double.train)(jax.random.PRNGKey(1), DQN.zero_meta())
-    assert not np.array_equal(np.asarray(a.metrics.value_loss), np.asarray(b.metrics.value_loss))
+    assert not np.array_equal(np.asarray(a.metrics.losses["td_loss"]), np.asarray(b.metrics.losses["td_loss"]))
     returns = np.asarray(a.metrics.eval_return)
     assert np.isnan(returns[:-1]).all() and returns[-1] >= 1.0
     # algorithm ddqn is DQN with double_q, bit for bit
@@ -189,4 +189,4 @@ def test_zero_meta_learned_td_loss_gives_dqn_bit_for_bit(kind):
     for a, b in zip(jax.tree.leaves(dqn), jax.tree.leaves(zero), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     moved = train(jax.random.PRNGKey(2), jax.tree.map(lambda x: x + 0.3, learned.zero_meta()))
-    assert not np.array_equal(np.asarray(moved.metrics.value_loss), np.asarray(dqn.metrics.value_loss))
+    assert not np.array_equal(np.asarray(moved.metrics.losses["td_loss"]), np.asarray(dqn.metrics.losses["td_loss"]))

@@ -42,7 +42,7 @@ def test_the_registered_algorithm_has_its_presets_settings_and_checks():
 def test_it_trains_and_plays_greedy_episodes_through_the_shared_pieces():
     config = resolve_config("CartPole-v1", algorithm="a2c", timesteps=16 * 8 * 20, overrides=["hidden_sizes=16"])
     result = train_seeds("CartPole-v1", A2C, A2C.zero_meta(), config, num_seeds=2)
-    assert result.metrics.episode_return.shape == (2, 20) and np.isfinite(result.metrics.value_loss).all()
+    assert result.metrics.episode_return.shape == (2, 20) and np.isfinite(result.metrics.losses["value_loss"]).all()
     env = make_env("CartPole-v1")
     trainer = make_trainer(config, env, A2C)
     state, _ = jax.jit(trainer.step, static_argnums=1)(trainer.init(jax.random.PRNGKey(0), A2C.zero_meta()), 3)

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 from metadisco.meta.fitness import to_minimise
 from metadisco.meta.problem import combine, member_fitness
 from metadisco.trainers.base import Metrics
-from metadisco.trainers.metrics import final_return, mean_return
+from metadisco.trainers.metrics import diverged, final_return, mean_return, named_numbers
 
 
 def metrics(returns, counts, actor_loss=None) -> Metrics:
     returns = np.asarray(returns, np.float32)
     zeros = np.zeros_like(returns)
-    return Metrics(returns, np.asarray(counts, np.int32), zeros.astype(np.int32),
-                   zeros if actor_loss is None else np.asarray(actor_loss, np.float32), zeros, zeros, zeros, zeros)
+    losses = {"actor_loss": zeros if actor_loss is None else np.asarray(actor_loss, np.float32), "value_loss": zeros}
+    return Metrics(returns, np.asarray(counts, np.int32), zeros.astype(np.int32), losses, {"approx_kl": zeros})
 
 
 def test_final_return_and_mean_return_weight_episodes_by_count():
@@ -31,6 +32,29 @@ def test_no_finished_episode_or_divergence_gives_nan():
     assert np.isnan(final_return(metrics([np.nan, np.nan], [0, 0]), 0.5))
     diverged = metrics([1.0, 2.0], [1, 1], actor_loss=[0.0, np.inf])
     assert np.isnan(final_return(diverged)) and np.isnan(mean_return(diverged))
+
+
+def test_a_diverged_run_is_a_non_finite_loss_never_a_non_finite_diagnostic():
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        updates = int(rng.integers(1, 9))
+        base = metrics(rng.normal(size=updates), np.ones(updates, np.int32))
+        bad, at = rng.choice([np.nan, np.inf, -np.inf]), int(rng.integers(updates))
+        for name in base.losses:
+            loss = base.losses[name].copy()
+            loss[at] = bad
+            broken = base._replace(losses={**base.losses, name: loss})
+            assert bool(diverged(broken)) and np.isnan(final_return(broken)), name
+        noisy = base._replace(diagnostics={"approx_kl": np.full(updates, bad, np.float32)})
+        assert not bool(diverged(noisy)) and np.isfinite(mean_return(noisy))
+
+
+def test_named_numbers_flatten_an_algorithm_s_own_names_and_refuse_a_clash():
+    m = metrics([1.0, 2.0], [1, 1])
+    assert list(named_numbers(m)) == ["episode_return", "episode_count", "truncation_count", "actor_loss",
+                                      "value_loss", "approx_kl"]
+    with pytest.raises(ValueError, match=r"\['episode_count'\] given twice"):
+        named_numbers(m._replace(diagnostics={"episode_count": m.episode_count}))
 
 
 def test_final_return_falls_back_to_the_latest_update_with_episodes():

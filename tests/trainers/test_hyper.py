@@ -105,7 +105,8 @@ def test_another_learning_rate_reuses_the_compiled_program():
         b = train_seeds("CartPole-v1", PPO, PPO.zero_meta(), replace(TINY, num_minibatches=4, lr=0.02, gamma=0.9,
                                                                        ent_coef=0.0, max_grad_norm=2.0), 2)
     assert (counter.traces, counter.compiles) == (0, 0)
-    assert not np.array_equal(a.metrics.actor_loss, b.metrics.actor_loss)  # and the new values took effect
+    # and the new values took effect
+    assert not np.array_equal(a.metrics.losses["actor_loss"], b.metrics.losses["actor_loss"])
 
 
 # ---------------------------------------------------------------------------------------------------------

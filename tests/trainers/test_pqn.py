@@ -52,12 +52,12 @@ def test_same_key_same_result_metric_shapes_and_finite_losses(pqn_run):
     m = pqn_run.metrics
     for leaf in jax.tree.leaves(m):
         assert leaf.shape == (TINY.num_updates,)
-    assert np.isfinite(m.value_loss).all() and (m.value_loss > 0).all()
-    assert (m.actor_loss == 0).all() and (m.approx_kl == 0).all()  # no actor
+    assert np.isfinite(m.losses["td_loss"]).all() and (m.losses["td_loss"] > 0).all()
+    assert set(m.losses) == {"td_loss"} and set(m.diagnostics) == {"entropy"}  # no actor: no actor's numbers
     # epsilon decays 1.0 -> 0.2 over the first 20% of updates: entropy log(2) first, then that of eps = 0.2.
-    np.testing.assert_allclose(m.entropy[0], np.log(2), rtol=1e-6)
-    np.testing.assert_allclose(m.entropy[-1], epsilon_greedy_entropy(0.2, 2), rtol=1e-6)
-    assert not np.array_equal(run(PQN, key=1).metrics.value_loss, m.value_loss)  # seeds differ
+    np.testing.assert_allclose(m.diagnostics["entropy"][0], np.log(2), rtol=1e-6)
+    np.testing.assert_allclose(m.diagnostics["entropy"][-1], epsilon_greedy_entropy(0.2, 2), rtol=1e-6)
+    assert not np.array_equal(run(PQN, key=1).metrics.losses["td_loss"], m.losses["td_loss"])  # seeds differ
 
 
 @pytest.mark.slow  # 18 s on 2 cores
@@ -77,7 +77,7 @@ def test_zero_meta_learned_td_loss_and_trace_give_pqn_exactly(pqn_run):
     assert_identical(run(learned), pqn_run)
     # ... and not by accident: away from zero the run differs.
     meta = jax.tree.map(lambda x: x + 0.3, learned.zero_meta())
-    assert not np.array_equal(run(learned, meta).metrics.value_loss, pqn_run.metrics.value_loss)
+    assert not np.array_equal(run(learned, meta).metrics.losses["td_loss"], pqn_run.metrics.losses["td_loss"])
 
 
 @pytest.mark.slow  # 20 s on 2 cores
@@ -100,7 +100,7 @@ def test_truncation_is_counted_and_bootstrapped_episodes_logged():
     finished = np.asarray(m.episode_count) > 0
     np.testing.assert_array_equal(np.asarray(m.episode_return)[finished], -200.0)
     assert np.isnan(np.asarray(m.episode_return)[~finished]).all()
-    assert np.isfinite(m.value_loss).all()
+    assert np.isfinite(m.losses["td_loss"]).all()
 
 
 def test_traces():
@@ -150,7 +150,7 @@ def test_static_program_with_hyper_as_data_and_steps_give_the_same_run(pqn_run):
     # not one per operation
     state, first = jax.jit(trainer.step, static_argnums=1)(state, half)
     state, rest = jax.jit(trainer.step, static_argnums=1)(state, trainer.num_updates - half)
-    np.testing.assert_allclose(np.concatenate([first.value_loss, rest.value_loss]), pqn_run.metrics.value_loss,
-                               rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(np.concatenate([first.losses["td_loss"], rest.losses["td_loss"]]),
+                               pqn_run.metrics.losses["td_loss"], rtol=2e-5, atol=2e-6)
     other = jax.jit(trainer.train)(jax.random.PRNGKey(0), PQN.zero_meta(), hyper_of(replace(TINY, lr=TINY.lr * 3)))
-    assert not np.array_equal(other.metrics.value_loss, pqn_run.metrics.value_loss)
+    assert not np.array_equal(other.metrics.losses["td_loss"], pqn_run.metrics.losses["td_loss"])

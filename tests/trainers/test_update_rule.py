@@ -132,8 +132,8 @@ def run():
 
 def test_a_tiny_run_learns_once_the_buffer_holds_a_batch(run):
     tr, state, metrics = run
-    assert tr.num_updates == 5 and metrics.actor_loss.shape == (5,)
-    loss = np.asarray(metrics.actor_loss)
+    assert tr.num_updates == 5 and metrics.losses["rule_loss"].shape == (5,)
+    loss = np.asarray(metrics.losses["rule_loss"])
     assert loss[0] == 0 and np.all(np.isfinite(loss[1:])) and np.all(loss[1:] != 0)  # 2 trajectories an update,
     # batch 4: the first update only fills the replay
     assert int(state.extra.replay.size) == 8 and int(state.update) == 5
@@ -153,7 +153,8 @@ def test_training_is_deterministic(run):
     again = train()
     assert jax.tree.all(jax.tree.map(lambda x, y: bool(np.array_equal(x, y, equal_nan=True)), (state, metrics), again))
     other = train(key=1)
-    assert not np.array_equal(np.asarray(other[1].actor_loss), np.asarray(metrics.actor_loss), equal_nan=True)
+    assert not np.array_equal(np.asarray(other[1].losses["rule_loss"]), np.asarray(metrics.losses["rule_loss"]),
+                              equal_nan=True)
 
 
 @pytest.mark.heavy
