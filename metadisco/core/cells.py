@@ -12,8 +12,8 @@ device count) are written first as `CELLS/plan.json`:
   the stored plan's; a difference is refused in one line naming the first setting that differs.
 
 The command computes its output from the cells alone, so a resumed run and an uninterrupted one write the same
-files. Records are JSON; arrays go in as base64 of their bytes with dtype and shape (`pack_array`), so that
-what comes back is bit-identical to what went in.
+files. Records are JSON; arrays go in as base64 of their bytes (zlib-compressed above 4 KB) with dtype and shape
+(`pack_array`), so that what comes back is bit-identical to what went in.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +33,27 @@ from metadisco.core.io import read_json, to_jsonable, write_json
 PLAN = "plan.json"
 
 
+# Arrays above this many bytes are zlib-compressed: learning curves of 16 seeds over 20,000 updates (DQN's) are
+# 1.3 MB each as raw bytes and about a tenth of that compressed, mostly NaNs and zero counts.
+COMPRESS_ABOVE = 4096
+
+
 def pack_array(x) -> dict:
-    """An array as {"dtype", "shape", "base64"}: exact, and a tenth of the size of a list of numbers."""
-    a = np.asarray(x)  # tobytes() is C order whatever the layout
-    return {"dtype": a.dtype.str, "shape": list(a.shape), "base64": base64.b64encode(a.tobytes()).decode("ascii")}
+    """An array as {"dtype", "shape", "base64"} (its bytes), or "zlib" (its bytes zlib-compressed) for an array above
+    `COMPRESS_ABOVE` bytes: exact either way, and a tenth of the size of a list of numbers or less."""
+    a = np.asarray(x)
+    data = a.tobytes()  # C order whatever the layout
+    field = "base64"
+    if len(data) > COMPRESS_ABOVE:
+        data, field = zlib.compress(data, 6), "zlib"
+    return {"dtype": a.dtype.str, "shape": list(a.shape), field: base64.b64encode(data).decode("ascii")}
 
 
 def unpack_array(packed: dict) -> np.ndarray:
-    """The inverse of `pack_array`."""
-    data = base64.b64decode(packed["base64"])
+    """The inverse of `pack_array` (either form)."""
+    compressed = "zlib" in packed
+    data = base64.b64decode(packed["zlib" if compressed else "base64"])
+    data = zlib.decompress(data) if compressed else data
     return np.frombuffer(data, dtype=np.dtype(packed["dtype"])).reshape(packed["shape"]).copy()
 
 

@@ -14,7 +14,7 @@ import pytest
 from metadisco.cli import main
 from metadisco.cli.common import SETTING_FLAGS
 from metadisco.cli.evaluate_cmd import SCORE_CHOICES, TUNE_RULE_CHOICES
-from metadisco.core.cells import CellStore, pack_array, unpack_array
+from metadisco.core.cells import COMPRESS_ABOVE, CellStore, pack_array, unpack_array
 from metadisco.core.errors import SettingError, UserError
 from metadisco.evaluate import Rules, Training, evaluate, selection_keys
 from metadisco.evaluate.rules import SCORES, TUNE_RULES, best_point, choice_key, parse_tune
@@ -82,15 +82,23 @@ def test_best_point_prefers_scored_seeds_then_the_mean():
 
 def test_packed_arrays_come_back_bit_for_bit():
     rng = np.random.default_rng(1)
+    forms = set()
     for dtype in (np.float32, np.float64, np.int32, np.uint32, np.bool_):
         for _ in range(20):
             shape = tuple(rng.integers(0, 5, size=rng.integers(0, 4)))
+            if rng.random() < 0.3:  # a learning curve's size: compressed
+                shape = (int(rng.integers(1, 17)), int(rng.integers(1200, 3000)))
             x = (rng.normal(size=shape) * 1e3).astype(dtype)
             if dtype == np.float32 and x.size:
                 x.flat[0] = np.nan
-            back = unpack_array(json.loads(json.dumps(pack_array(x))))
+                x.flat[rng.random(x.size) < 0.8] = np.nan  # most updates finish no episode
+            packed = pack_array(x)
+            forms.add("zlib" if "zlib" in packed else "base64")
+            assert ("zlib" in packed) == (x.nbytes > COMPRESS_ABOVE)
+            back = unpack_array(json.loads(json.dumps(packed)))
             assert back.dtype == x.dtype and back.shape == x.shape
             assert back.tobytes() == x.tobytes()
+    assert forms == {"zlib", "base64"}
 
 
 def test_cell_store_refuses_overwriting_and_changed_settings(tmp_path):
