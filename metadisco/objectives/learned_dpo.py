@@ -33,6 +33,15 @@ from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
 LOG_SCALE_LIMIT = 10.0  # exp(+-10): scales from 4.5e-5 to 2.2e4 times DPO's, finite for any draw
 
 
+def learned_scale(base, log_scale, fraction=None):
+    """base exp(a0 + a1 (p - 1/2)), the log-factor clipped to +-LOG_SCALE_LIMIT: a DPO scale at training progress
+    p = n / N (`fraction`); base exp(a0) when `fraction` is None (not annealed). `log_scale`: [a0, a1] or [a0]."""
+    log_factor = log_scale[0]
+    if fraction is not None:
+        log_factor = log_factor + log_scale[1] * (jnp.asarray(fraction, log_scale.dtype) - 0.5)
+    return base * jnp.exp(jnp.clip(log_factor, -LOG_SCALE_LIMIT, LOG_SCALE_LIMIT))
+
+
 @DRIFTS.register("learned_dpo")
 @dataclass(frozen=True)
 class LearnedDPODrift(Piece):
@@ -50,14 +59,9 @@ class LearnedDPODrift(Piece):
 
     def scales(self, meta, progress: Progress) -> tuple[jax.Array, jax.Array]:
         """(alpha(p), beta(p)), two scalars: the DPO scales at training progress p."""
-
-        def scale(base: float, log_scale: jax.Array) -> jax.Array:
-            log_factor = log_scale[0]
-            if self.progress:
-                log_factor = log_factor + log_scale[1] * (jnp.asarray(progress.fraction, log_scale.dtype) - 0.5)
-            return base * jnp.exp(jnp.clip(log_factor, -LOG_SCALE_LIMIT, LOG_SCALE_LIMIT))
-
-        return scale(self.alpha, meta["log_alpha"]), scale(self.beta, meta["log_beta"])
+        fraction = progress.fraction if self.progress else None
+        return learned_scale(self.alpha, meta["log_alpha"], fraction), learned_scale(self.beta, meta["log_beta"],
+                                                                                     fraction)
 
     def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         alpha, beta = self.scales(meta, progress)

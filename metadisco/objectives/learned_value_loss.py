@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 
 from metadisco.core.errors import unknown_name_error
-from metadisco.objectives.mlp import ResidualMLP
+from metadisco.objectives.mlp import ResidualMLP, residual_mlp
 from metadisco.objectives.registry import VALUE_LOSSES, Piece, Progress, ValueLossInputs
 from metadisco.objectives.value_loss import l2_value_loss
 
@@ -38,6 +38,16 @@ INPUTS = ("raw", "symlog")
 def symlog(x):
     """sign(x) log(1 + |x|): the identity's slope at 0, logarithmic far from it (Hafner et al. 2023)."""
     return jnp.sign(x) * jnp.log1p(jnp.abs(x))
+
+
+def learned_value_loss(meta: dict, value, target, fraction=None, form: str = "add", error_input: str = "raw"):
+    """Per sample: 0.5 e^2 + net(x) (`form` add) or 0.5 e^2 exp(net(x)) (scale), e = value - target, x = e or
+    symlog(e) (`error_input`), and p = n / N (`fraction`) beside x when given; net = `residual_mlp` of `meta`."""
+    error = value - target
+    x = symlog(error) if error_input == "symlog" else error
+    net = residual_mlp(meta, [x], fraction)
+    l2 = l2_value_loss(value, target)
+    return l2 * jnp.exp(net) if form == "scale" else l2 + net
 
 
 @VALUE_LOSSES.register("learned")
@@ -59,8 +69,5 @@ class LearnedValueLoss(ResidualMLP, Piece):
             raise unknown_name_error("learned value loss input", self.input, INPUTS)
 
     def __call__(self, meta, inputs: ValueLossInputs, progress: Progress):
-        error = inputs.value - inputs.target
-        x = symlog(error) if self.input == "symlog" else error
-        net = self.residual(meta, [x], progress.fraction)
-        l2 = l2_value_loss(inputs.value, inputs.target)
-        return l2 * jnp.exp(net) if self.form == "scale" else l2 + net
+        fraction = progress.fraction if self.progress else None
+        return learned_value_loss(meta, inputs.value, inputs.target, fraction, self.form, self.input)

@@ -54,9 +54,19 @@ def lpo_features(ratio: jax.Array, advantage: jax.Array) -> jax.Array:
     return jnp.concatenate([base, base * advantage[..., None]], axis=-1)
 
 
-def _net(meta, features: jax.Array) -> jax.Array:
+def talpo_features(ratio: jax.Array, advantage: jax.Array, fraction, num_updates=None) -> jax.Array:
+    """TA-LPO's features [..., 16], or [..., 24] with `num_updates`: x, p x and log(N) x, x = `lpo_features`,
+    p = n / N (`fraction`), N = `num_updates`; every one exactly 0 at r = 1."""
+    x = lpo_features(ratio, advantage)
+    parts = [x, jnp.asarray(fraction, x.dtype) * x]
+    if num_updates is not None:
+        parts.append(jnp.log(jnp.asarray(num_updates, x.dtype)) * x)
+    return jnp.concatenate(parts, axis=-1)
+
+
+def lpo_net(w1: jax.Array, w2: jax.Array, features: jax.Array) -> jax.Array:
     """Bias-free Dense -> tanh -> Dense (the package's one dense stack, `rl.nn.mlp`): [..., F] -> [...]."""
-    layers = [lambda x: x @ meta["w1"], lambda x: x @ meta["w2"]]
+    layers = [lambda x: x @ w1, lambda x: x @ w2]
     return mlp(layers, features, jnp.tanh)[..., 0]
 
 
@@ -110,7 +120,8 @@ class LPODrift(_LPONet):
     def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         del progress
         ratio, advantage = inputs
-        return learned_drift(_net(meta, lpo_features(ratio, advantage)), ratio, advantage, self.eps, self.floor)
+        net = lpo_net(meta["w1"], meta["w2"], lpo_features(ratio, advantage))
+        return learned_drift(net, ratio, advantage, self.eps, self.floor)
 
 
 @DRIFTS.register("talpo")
@@ -137,14 +148,10 @@ class TALPODrift(_LPONet):
         return self.horizon
 
     def features(self, ratio, advantage, progress: Progress) -> jax.Array:
-        """[..., 16 or 24]: x, (n / N) x and, with `horizon`, log(N) x."""
-        x = lpo_features(ratio, advantage)
-        parts = [x, jnp.asarray(progress.fraction, x.dtype) * x]
-        if self.horizon:
-            parts.append(jnp.log(jnp.asarray(progress.num_updates, x.dtype)) * x)
-        return jnp.concatenate(parts, axis=-1)
+        """[..., 16 or 24]: x, (n / N) x and, with `horizon`, log(N) x (`talpo_features`)."""
+        return talpo_features(ratio, advantage, progress.fraction, progress.num_updates if self.horizon else None)
 
     def __call__(self, meta, inputs: DriftInputs, progress: Progress) -> jax.Array:
         ratio, advantage = inputs
-        return learned_drift(_net(meta, self.features(ratio, advantage, progress)), ratio, advantage, self.eps,
-                             self.floor)
+        net = lpo_net(meta["w1"], meta["w2"], self.features(ratio, advantage, progress))
+        return learned_drift(net, ratio, advantage, self.eps, self.floor)

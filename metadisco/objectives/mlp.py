@@ -27,6 +27,14 @@ def apply_mlp(meta: dict, x: jax.Array) -> jax.Array:
     return mlp(layers, x, jnp.tanh)
 
 
+def residual_mlp(meta: dict, features: list[jax.Array], fraction=None) -> jax.Array:
+    """`apply_mlp` of `features` (each of one batch shape) stacked, and `fraction` (n / N) broadcast to them when
+    given: [...], exactly 0 at zero weights."""
+    if fraction is not None:
+        features = [*features, jnp.broadcast_to(jnp.asarray(fraction, features[0].dtype), features[0].shape)]
+    return apply_mlp(meta, jnp.stack(features, axis=-1))[..., 0]
+
+
 def random_kernel(key: jax.Array, like: jax.Array, scale: float) -> jax.Array:
     """N(0, scale^2 / fan_in) of the shape and dtype of `like` (a hidden layer of the ES's start point)."""
     fan_in = like.shape[0] if like.ndim >= 2 else 1
@@ -73,7 +81,5 @@ class ResidualMLP:
         return start_mlp(self.sizes, key, scale)
 
     def residual(self, meta: dict, features: list[jax.Array], fraction: jax.Array) -> jax.Array:
-        """The MLP of `features` (each of one batch shape) and, with `progress`, `fraction` broadcast to it."""
-        if self.progress:
-            features = [*features, jnp.broadcast_to(jnp.asarray(fraction, features[0].dtype), features[0].shape)]
-        return apply_mlp(meta, jnp.stack(features, axis=-1))[..., 0]
+        """The MLP of `features` (each of one batch shape) and, with `progress`, `fraction` (`residual_mlp`)."""
+        return residual_mlp(meta, features, fraction if self.progress else None)

@@ -144,6 +144,25 @@ def value_batches(seed: int, n=1024):
         yield value, old_value, target, progress
 
 
+def test_an_export_carries_the_pieces_own_functions_each_defined_once(tmp_path):
+    """One copy of the maths: the exported module holds the source of the functions the pieces call, verbatim, and
+    a function two pieces share (the dense stack of LPO's net and of the learned value loss) once."""
+    import inspect
+
+    from metadisco.objectives.lpo import learned_drift, talpo_features
+    from metadisco.objectives.mlp import residual_mlp
+    from metadisco.rl.nn import mlp
+
+    objective = objective_with(drift=DRIFTS.make("talpo", hidden=8), value_loss=VALUE_LOSSES.make("learned"))
+    for fmt, name in (("jax", "objective.py"), ("discobench", "loss.py")):
+        text = export_files(objective, objective.zero_meta(), ABOUT, fmt)[name]
+        for function in (learned_drift, talpo_features, residual_mlp, mlp):
+            assert inspect.getsource(function).rstrip() in text, (fmt, function.__name__)
+        defined = [node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)]
+        assert len(defined) == len(set(defined)), fmt
+        assert defined.count("mlp") == 1
+
+
 @pytest.mark.parametrize("case", range(len(VALUE_CASES)))
 def test_exported_value_loss_equals_the_piece(tmp_path, case):
     kind, options = VALUE_CASES[case]

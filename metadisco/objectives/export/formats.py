@@ -12,6 +12,7 @@ a loss that reads n / N takes it from `config["UPDATE_FRACTION"]`, which an edit
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -48,12 +49,21 @@ def _args(source: Source, *base: str) -> str:
 
 
 def _imports(sources: list[Source]) -> str:
-    """The import block (standard library, then third party, as ruff sorts them)."""
+    """The import block (the future import that keeps metadisco's annotations unevaluated, the standard library,
+    then third party, as ruff sorts them)."""
     needs = set().union(*(s.imports for s in sources))
     standard = [IMPORT_LINES[n] for n in ("base64", "typing") if n in needs]
     third = ["import jax", "import jax.numpy as jnp"] + [IMPORT_LINES[n] for n in ("numpy", "optax") if n in needs]
     third += [IMPORT_LINES["ravel_pytree"]] if "ravel_pytree" in needs else []
-    return "\n".join([*standard, *([""] if standard else []), *third])
+    return "\n".join(["from __future__ import annotations", "", *standard, *([""] if standard else []), *third])
+
+
+def _functions(sources: list[Source]) -> str:
+    """The source of every function the pieces call (`Source.functions`), each once, in first-needed order."""
+    seen = []
+    for source in sources:
+        seen += [f for f in source.functions if f not in seen]
+    return "\n\n\n".join(inspect.getsource(f).rstrip() for f in seen)
 
 
 def _section(title: str, code: str) -> str:
@@ -82,6 +92,10 @@ def docstring(text: str) -> str:
 
 
 def _module(doc: str, sources: list[Source], blocks: list[str]) -> str:
+    functions = _functions(sources)
+    if functions:
+        blocks = [_section("metadisco's functions that the pieces below call (their source, unchanged)", functions),
+                  *blocks]
     body = "\n\n".join(block.rstrip("\n") + "\n" for block in blocks)
     return f'"""{docstring(doc)}"""\n\n{_imports(sources)}\n\n{body}'
 

@@ -9,9 +9,10 @@ public function with the piece's options and meta-parameters embedded as constan
                  that scales gradients as the piece does before its learning rate (DiscoBench's optim slot);
                  the clipping and the learning rate are the caller's (`formats` adds `make_optimizer`)
 
-`progress` is n / N (update n of N), `num_updates` is N. The source uses the same operations in the same order
-as the piece's own `__call__`, so the exported function gives the same float32 numbers
-(`tests/objectives/test_export.py` checks every renderer against its piece on random batches). Renderers are
+`progress` is n / N (update n of N), `num_updates` is N. The maths is the piece's own: the slot's function calls the
+functions the piece's `__call__` calls, exported as their source (`Source.functions`), so the exported function
+gives the same float32 numbers (`tests/objectives/test_export.py` checks every renderer against its piece on random
+batches) and a change to a piece changes its export with it. Renderers are
 looked up by the piece's class: a piece without one (a plugin's) is refused by `render`, naming those that
 have one.
 """
@@ -24,16 +25,25 @@ from dataclasses import dataclass, field
 
 from metadisco.core.errors import UserError
 from metadisco.objectives import open_optimizer as open_module
-from metadisco.objectives.drift import DPODrift, PPODrift
+from metadisco.objectives.drift import DPODrift, PPODrift, _relu, dpo_drift, ppo_drift, soft_hinge
 from metadisco.objectives.export.literals import array_source
 from metadisco.objectives.expression import A, ExpressionDrift, R, to_source
-from metadisco.objectives.learned_dpo import LOG_SCALE_LIMIT, LearnedDPODrift
-from metadisco.objectives.learned_value_loss import LearnedValueLoss
-from metadisco.objectives.lpo import OFFSET, LPODrift, TALPODrift
+from metadisco.objectives.learned_dpo import LOG_SCALE_LIMIT, LearnedDPODrift, learned_scale
+from metadisco.objectives.learned_value_loss import LearnedValueLoss, learned_value_loss, symlog
+from metadisco.objectives.lpo import OFFSET, LPODrift, TALPODrift, learned_drift, lpo_features, lpo_net, talpo_features
+from metadisco.objectives.mlp import apply_mlp, residual_mlp
 from metadisco.objectives.open_optimizer import OpenOptimizer
 from metadisco.objectives.optimizer import Adam, RAdam
 from metadisco.objectives.registry import OptimizerContext, Piece
-from metadisco.objectives.value_loss import AsymmetricL2ValueLoss, ClippedL2ValueLoss, L2ValueLoss
+from metadisco.objectives.value_loss import (
+    AsymmetricL2ValueLoss,
+    ClippedL2ValueLoss,
+    L2ValueLoss,
+    asymmetric_l2_value_loss,
+    clipped_l2_value_loss,
+    l2_value_loss,
+)
+from metadisco.rl.nn import mlp
 
 SLOT_FUNCTIONS = {"drift": "drift", "value_loss": "value_loss", "optimizer": "scale_by_optimizer"}
 
@@ -51,6 +61,9 @@ class Source:
     # and step size), taking `context=OptimizerContext(...)` at each update (OPEN), not a scaling between the
     # caller's clipping and learning rate
     whole_step: bool = False
+    # metadisco's own functions that `code` calls, exported as their source (`inspect.getsource`) so that the
+    # export runs the very code the piece runs; a module of several pieces defines each once, in this order
+    functions: tuple[Callable, ...] = ()
 
 
 IMPORT_LINES = {"base64": "import base64", "typing": "from typing import Any, NamedTuple",
@@ -70,12 +83,7 @@ def _arrays(*named: tuple[str, object, str]) -> tuple[str, frozenset[str]]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# drifts
-
-_PPO_LINE = "jax.nn.relu((ratio - jnp.clip(ratio, 1.0 - EPS, 1.0 + EPS)) * advantage)"
-_SOFT_HINGE = '''def soft_hinge(x, scale):
-    """ReLU(x - s tanh(x / s)): 0 with zero slope at x = 0, derivative tanh^2(x / s) >= 0."""
-    return jax.nn.relu(x - scale * jnp.tanh(x / scale))'''
+# drifts: each calls the piece's own functions (`Source.functions`), with its options and meta-parameters
 
 
 def _ppo(piece: PPODrift, meta) -> Source:
@@ -85,17 +93,12 @@ def _ppo(piece: PPODrift, meta) -> Source:
 
 def drift(ratio, advantage):
     """PPO's clip objective as a drift (Schulman et al. 2017; Kuba et al. 2022): {formula}."""
-    return {_PPO_LINE}''', f"PPO, {formula}, eps = {piece.eps}")
-
-
-def _dpo_body(alpha: str, beta: str) -> str:
-    return f'''    positive = soft_hinge((ratio - 1.0) * advantage, {alpha})
-    negative = soft_hinge(jnp.log(ratio) * advantage, {beta})
-    return jnp.where(advantage >= 0, positive, negative)'''
+    return ppo_drift(ratio, advantage, EPS)''', f"PPO, {formula}, eps = {piece.eps}", functions=(_relu, ppo_drift))
 
 
 _DPO_FORMULA = "ReLU(x - alpha tanh(x / alpha)) with x = (r - 1) A for A >= 0, ReLU(y - beta tanh(y / beta)) " \
                "with y = log(r) A for A < 0"
+_DPO_FUNCTIONS = (_relu, soft_hinge, dpo_drift)
 
 
 def _dpo(piece: DPODrift, meta) -> Source:
@@ -103,20 +106,16 @@ def _dpo(piece: DPODrift, meta) -> Source:
 BETA = {piece.beta!r}  # and for A < 0
 
 
-{_SOFT_HINGE}
-
-
 def drift(ratio, advantage):
     """DPO's drift (Lu et al., NeurIPS 2022): {_DPO_FORMULA}."""
-{_dpo_body("ALPHA", "BETA")}''', f"DPO, {_DPO_FORMULA}, alpha = {piece.alpha}, beta = {piece.beta}")
+    return dpo_drift(ratio, advantage, ALPHA, BETA)''',
+                  f"DPO, {_DPO_FORMULA}, alpha = {piece.alpha}, beta = {piece.beta}", functions=_DPO_FUNCTIONS)
 
 
 def _learned_dpo(piece: LearnedDPODrift, meta) -> Source:
     arrays, imports = _arrays(("LOG_ALPHA", meta["log_alpha"], "learned: [a0, a1] with progress, else [a0]"),
                               ("LOG_BETA", meta["log_beta"], "learned: [b0, b1] with progress, else [b0]"))
     args = "ratio, advantage, progress" if piece.progress else "ratio, advantage"
-    anneal = ("\n    log_factor = log_factor + log_scale[1] * (jnp.asarray(progress, log_scale.dtype) - 0.5)"
-              if piece.progress else "")
     progress_arg = ", progress" if piece.progress else ""
     formula = ("alpha(p) = alpha exp(a0 + a1 (p - 1/2)), beta(p) = beta exp(b0 + b1 (p - 1/2)), p = n / N"
                if piece.progress else "alpha' = alpha exp(a0), beta' = beta exp(b0)")
@@ -126,72 +125,44 @@ LOG_SCALE_LIMIT = {LOG_SCALE_LIMIT!r}  # the log-factors are clipped to +-this
 {arrays}
 
 
-{_SOFT_HINGE}
-
-
-def scale(base, log_scale{progress_arg}):
-    """base * exp(log-factor), the log-factor clipped to [-LOG_SCALE_LIMIT, LOG_SCALE_LIMIT]."""
-    log_factor = log_scale[0]{anneal}
-    return base * jnp.exp(jnp.clip(log_factor, -LOG_SCALE_LIMIT, LOG_SCALE_LIMIT))
-
-
 def drift({args}):
     """DPO's drift with learned scales: {formula}."""
-    alpha = scale(ALPHA, LOG_ALPHA{progress_arg})
-    beta = scale(BETA, LOG_BETA{progress_arg})
-{_dpo_body("alpha", "beta")}''', f"learned DPO, {formula}", reads_progress=piece.progress, imports=imports)
+    alpha = learned_scale(ALPHA, LOG_ALPHA{progress_arg})
+    beta = learned_scale(BETA, LOG_BETA{progress_arg})
+    return dpo_drift(ratio, advantage, alpha, beta)''', f"learned DPO, {formula}", reads_progress=piece.progress,
+                  imports=imports, functions=(*_DPO_FUNCTIONS, learned_scale))
 
 
 _LPO_FORMULA = "ReLU(net(x) + ppo - 1e-4) + min(ppo, 1e-4), net(x) = tanh(x W1) W2, ppo = PPO's drift"
 
 
-def _lpo_source(piece, meta, features_code: str, args: str, call_args: str, what: str, **flags) -> Source:
+def _lpo_source(piece, meta, args: str, features_call: str, what: str, features: tuple, **flags) -> Source:
     w1 = meta["w1"]
     arrays, imports = _arrays(("W1", w1, f"learned: [{w1.shape[0]} features, {w1.shape[1]} hidden]"),
                               ("W2", meta["w2"], f"learned: [{w1.shape[1]} hidden, 1]"))
-    floor_line = f"\nFLOOR = {piece.floor!r}  # the share of PPO's drift always kept" if piece.floor > 0 else ""
-    floor_code = "\n    return jnp.maximum(drift, FLOOR * ppo)" if piece.floor > 0 else "\n    return drift"
     formula = _LPO_FORMULA + (f", at least {piece.floor} ppo" if piece.floor > 0 else "")
     return Source(f'''EPS = {piece.eps!r}  # the clip range of the PPO drift LPO is a residual around
-OFFSET = {OFFSET!r}  # makes the drift identically 0 near r = 1{floor_line}
+OFFSET = {OFFSET!r}  # makes the drift identically 0 near r = 1
+FLOOR = {piece.floor!r}  # the share of PPO's drift always kept (0: none)
 {arrays}
 
 
-def lpo_features(ratio, advantage):
-    """x(r, A) = [r - 1, (r - 1)^2, log r, (log r)^2] and the same four times A: [..., 8], all 0 at r = 1."""
-    d = ratio - 1.0
-    log_r = jnp.log(ratio)
-    base = jnp.stack([d, d * d, log_r, log_r * log_r], axis=-1)
-    return jnp.concatenate([base, base * advantage[..., None]], axis=-1)
-{features_code}
-
 def drift({args}):
     """{what}: {formula}."""
-    ppo = {_PPO_LINE}
-    net = (jnp.tanh(features({call_args}) @ W1) @ W2)[..., 0]
-    drift = jax.nn.relu(net + ppo - OFFSET) + jnp.minimum(ppo, OFFSET){floor_code}''',
-                  f"{what}, {formula}, hidden {w1.shape[1]}, eps = {piece.eps}", imports=imports, **flags)
+    return learned_drift(lpo_net(W1, W2, {features_call}), ratio, advantage, EPS, FLOOR)''',
+                  f"{what}, {formula}, hidden {w1.shape[1]}, eps = {piece.eps}", imports=imports,
+                  functions=(_relu, ppo_drift, lpo_features, *features, mlp, lpo_net, learned_drift), **flags)
 
 
 def _lpo(piece: LPODrift, meta) -> Source:
-    return _lpo_source(piece, meta, "\n\nfeatures = lpo_features\n", "ratio, advantage", "ratio, advantage",
-                       "LPO (Lu et al., NeurIPS 2022)")
+    return _lpo_source(piece, meta, "ratio, advantage", "lpo_features(ratio, advantage)",
+                       "LPO (Lu et al., NeurIPS 2022)", ())
 
 
 def _talpo(piece: TALPODrift, meta) -> Source:
-    horizon = ("\n    parts.append(jnp.log(jnp.asarray(num_updates, x.dtype)) * x)" if piece.horizon else "")
     args = "ratio, advantage, progress, num_updates" if piece.horizon else "ratio, advantage, progress"
-    what = "[x, p x, log(N) x]" if piece.horizon else "[x, p x]"
-    features = f'''
-
-def features({args}):
-    """TA-LPO's features {what}, p = n / N (progress), N = num_updates: all 0 at r = 1."""
-    x = lpo_features(ratio, advantage)
-    parts = [x, jnp.asarray(progress, x.dtype) * x]{horizon}
-    return jnp.concatenate(parts, axis=-1)
-'''
-    return _lpo_source(piece, meta, features, args, args, "TA-LPO (Jackson, Lu et al., ICLR 2024)",
-                       reads_progress=True, reads_horizon=piece.horizon)
+    return _lpo_source(piece, meta, args, f"talpo_features({args})", "TA-LPO (Jackson, Lu et al., ICLR 2024)",
+                       (talpo_features,), reads_progress=True, reads_horizon=piece.horizon)
 
 
 def _expression(piece: ExpressionDrift, meta) -> Source:
@@ -215,7 +186,7 @@ def _l2(piece: L2ValueLoss, meta) -> Source:
     return Source('''def value_loss(value, old_value, target):
     """L2: 0.5 (v - target)^2, per sample."""
     del old_value
-    return 0.5 * jnp.square(value - target)''', "L2, 0.5 (v - target)^2")
+    return l2_value_loss(value, target)''', "L2, 0.5 (v - target)^2", functions=(l2_value_loss,))
 
 
 def _asymmetric_l2(piece: AsymmetricL2ValueLoss, meta) -> Source:
@@ -227,9 +198,9 @@ UNDER = {piece.under!r}  # and where it does not
 def value_loss(value, old_value, target):
     """Asymmetric L2 (an expectile loss): {formula}, per sample."""
     del old_value
-    error = value - target
-    return 0.5 * jnp.where(error > 0, OVER, UNDER) * jnp.square(error)''',
-                  f"asymmetric L2, {formula}, over = {piece.over}, under = {piece.under}")
+    return asymmetric_l2_value_loss(value, target, OVER, UNDER)''',
+                  f"asymmetric L2, {formula}, over = {piece.over}, under = {piece.under}",
+                  functions=(asymmetric_l2_value_loss,))
 
 
 def _clipped_l2(piece: ClippedL2ValueLoss, meta) -> Source:
@@ -239,9 +210,8 @@ def _clipped_l2(piece: ClippedL2ValueLoss, meta) -> Source:
 
 def value_loss(value, old_value, target):
     """PPO's clipped value loss: {formula}, per sample."""
-    clipped = old_value + jnp.clip(value - old_value, -VALUE_CLIP_EPS, VALUE_CLIP_EPS)
-    return 0.5 * jnp.maximum(jnp.square(value - target), jnp.square(clipped - target))''',
-                  f"clipped L2, {formula}, eps = {piece.clip_eps}")
+    return clipped_l2_value_loss(value, old_value, target, VALUE_CLIP_EPS)''',
+                  f"clipped L2, {formula}, eps = {piece.clip_eps}", functions=(clipped_l2_value_loss,))
 
 
 def _learned_value_loss(piece: LearnedValueLoss, meta) -> Source:
@@ -252,45 +222,26 @@ def _learned_value_loss(piece: LearnedValueLoss, meta) -> Source:
         named += [(f"VALUE_KERNEL_{i}", k, f"learned: [{k.shape[0]}, {k.shape[1]}]"),
                   (f"VALUE_BIAS_{i}", layer["bias"], f"learned: [{k.shape[1]}]")]
     arrays, imports = _arrays(*named)
-    pairs = ", ".join(f"(VALUE_KERNEL_{i}, VALUE_BIAS_{i})" for i in range(len(layers)))
-    x = "symlog(error)" if piece.input == "symlog" else "error"
+    entries = ", ".join(f'"dense_{i}": {{"kernel": VALUE_KERNEL_{i}, "bias": VALUE_BIAS_{i}}}'
+                        for i in range(len(layers)))
     inputs = "sign(e) log(1 + |e|)" if piece.input == "symlog" else "e"
     net_in = f"[{inputs}, p]" if piece.progress else f"[{inputs}]"
-    combine = "l2 * jnp.exp(net)" if piece.form == "scale" else "l2 + net"
     formula = (f"0.5 e^2 {'* exp(net(' if piece.form == 'scale' else '+ net('}{net_in}))"
                f", e = v - target{', p = n / N' if piece.progress else ''}, net = Dense "
                f"{' -> tanh -> Dense '.join(str(k['kernel'].shape[1]) for k in layers)}")
     args = "value, old_value, target, progress" if piece.progress else "value, old_value, target"
-    progress_feature = ("\n    features.append(jnp.broadcast_to(jnp.asarray(progress, x.dtype), x.shape))"
-                        if piece.progress else "")
-    symlog = '''
-
-def symlog(x):
-    """sign(x) log(1 + |x|)."""
-    return jnp.sign(x) * jnp.log1p(jnp.abs(x))
-''' if piece.input == "symlog" else ""
     return Source(f'''{arrays}
-VALUE_LAYERS = [{pairs}]  # Dense layers (kernel, bias), tanh between them, linear output
+VALUE_NET = {{{entries}}}  # Dense layers, tanh between them, linear output
+VALUE_FORM = {piece.form!r}  # add: L2 + net; scale: L2 exp(net)
+VALUE_INPUT = {piece.input!r}  # what net sees of the error: raw, or symlog
 
-
-def value_net(x):
-    """[..., inputs] -> [..., 1]."""
-    for i, (kernel, bias) in enumerate(VALUE_LAYERS):
-        x = x @ kernel + bias
-        if i < len(VALUE_LAYERS) - 1:
-            x = jnp.tanh(x)
-    return x
-{symlog}
 
 def value_loss({args}):
     """A learned value loss (PureJaxRL blog, Lu 2023), a residual around L2: {formula}, per sample."""
     del old_value
-    error = value - target
-    x = {x}
-    features = [x]{progress_feature}
-    net = value_net(jnp.stack(features, axis=-1))[..., 0]
-    l2 = 0.5 * jnp.square(value - target)
-    return {combine}''', f"learned value loss, {formula}", reads_progress=piece.progress, imports=imports)
+    return learned_value_loss(VALUE_NET, value, target, {"progress" if piece.progress else "None"}, VALUE_FORM,
+                              VALUE_INPUT)''', f"learned value loss, {formula}", reads_progress=piece.progress,
+                  imports=imports, functions=(mlp, apply_mlp, residual_mlp, symlog, l2_value_loss, learned_value_loss))
 
 
 # ---------------------------------------------------------------------------------------------------------
