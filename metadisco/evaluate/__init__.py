@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from metadisco.core import lock as rundir_lock
+from metadisco.core.streams import SELECTION_STREAM
 from metadisco.evaluate.methods import Method, held_out_envs, resolve_methods, without_label
 from metadisco.evaluate.rules import Rules
 from metadisco.evaluate.runner import MethodRun, group_methods, train_env
@@ -148,9 +149,6 @@ def evaluate(objective: str, envs: list[str] | None, baselines: list[str] | None
         return plan.run(out, resume, False, write=False)
     with rundir_lock.writing(out):  # one writer per directory
         return plan.run(out, resume, show_progress, call_lines=call_lines)
-
-
-SELECTION_STREAM = 0x73656C  # "sel": selection seeds' keys come from fold_in(PRNGKey(seed), SELECTION_STREAM)
 
 
 def selection_keys(num_seeds: int, seed: int):

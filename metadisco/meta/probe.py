@@ -31,13 +31,13 @@ import numpy as np
 
 from metadisco.core.cells import pack_array, unpack_array
 from metadisco.core.errors import UserError
+from metadisco.core.streams import PROBE_STREAM
 from metadisco.meta import paired
 from metadisco.meta.baselines import measure_random
 from metadisco.meta.fitness import ppo_gap
 from metadisco.meta.tasks import draw_settings
 from metadisco.parallel import hosts
 
-PROBE_STREAM = 0x7FFFFFFA  # below the generation step's streams (meta/step.py: 0x7FFFFFFB .. 0x7FFFFFFF)
 VERDICTS = ((0.5, "usable: most of each pair's fitness difference is signal"),
             (0.2, "weak: seed noise hides most of the signal; raise seeds (or population)"),
             (0.0, "noise: the ES gradient would be mostly seed noise; this config will not learn"))

@@ -39,6 +39,7 @@ import numpy as np
 
 from metadisco.core.errors import UserError
 from metadisco.core.stats import seed_mean
+from metadisco.core.streams import META_EVAL_STREAM, REFERENCE_STREAM, VALIDATION_STREAM
 from metadisco.envs import ONE_DEVICE_WHY, runs_on_one_device
 from metadisco.meta import paired
 from metadisco.meta.baselines import ppo_settings
@@ -52,10 +53,6 @@ from metadisco.parallel.sharding import make_mesh
 from metadisco.runs import baseline_cache
 from metadisco.trainers.algorithm import baseline_of
 from metadisco.trainers.hyper import hyper_of
-
-EVAL_STREAM = 0x7FFFFFFF  # fold_in tags of key streams that generations (0, 1, ...) never reach
-VALIDATION_STREAM = 0x7FFFFFFC
-REFERENCE_STREAM = 0x7FFFFFFB
 
 
 def separate_control(objective) -> Objective | None:
@@ -233,7 +230,7 @@ class MetaProblem:
         """Fresh seeds of a training task, [pairs, S, 2]: as many (meta, PPO) pairs as the population's
         rows hold, from a stream training never uses, the same at every evaluation (so evaluations pair)."""
         pairs = self.population_rows() // 2
-        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, EVAL_STREAM), task.index)
+        stream = jax.random.fold_in(jax.random.fold_in(self.base_key, META_EVAL_STREAM), task.index)
         stream = jax.random.fold_in(stream, task.timesteps)
         return np.asarray(jax.random.split(stream, pairs * task.cfg.seeds)).reshape(pairs, task.cfg.seeds, -1)
 
@@ -252,7 +249,7 @@ class MetaProblem:
     def _mean_keys(self) -> list[np.ndarray]:
         """Fresh seeds for the ES mean without paired normalisation: [P, S, 2] per task."""
         P = self.population_size
-        stream = jax.random.fold_in(self.base_key, EVAL_STREAM)
+        stream = jax.random.fold_in(self.base_key, META_EVAL_STREAM)
         out = []
         for t, task in enumerate(self.tasks):
             keys = jax.random.split(jax.random.fold_in(stream, t), P * task.cfg.seeds)

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from metadisco.core.streams import ES_INIT_STREAM, ES_START_STREAM
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.fitness import to_minimise
 from metadisco.meta.problem import MetaProblem, Problem, generation_keys
@@ -33,10 +34,6 @@ from metadisco.meta.start import start_point
 from metadisco.meta.strategy import Strategy, make_strategy
 from metadisco.parallel import hosts
 from metadisco.parallel.sharding import make_mesh
-
-START_STREAM = 0x7FFFFFFE  # fold_in tags of key streams that generations (0, 1, ...) never reach; the
-INIT_STREAM = 0x7FFFFFFD  # problem's own are in `metadisco.meta.problem`
-
 
 # ---------------------------------------------------------------------------------------------------------
 # what a generation reports
@@ -122,7 +119,7 @@ class GenerationStep:
         self.base_key = np.asarray(jax.random.PRNGKey(config.seed))
         self.hyper = config.hyper  # the settings evolved with the objective (empty: none)
         start = self.hyper.point(start_point(self.objective, config.start,
-                                             jax.random.fold_in(self.base_key, START_STREAM), config.start_scale))
+                                             jax.random.fold_in(self.base_key, ES_START_STREAM), config.start_scale))
         self.strategy: Strategy = make_strategy(config.strategy, start)
         self.mesh = mesh if mesh is not None else make_mesh()
         hosts.check_population(config.strategy.population_size, self.mesh)
@@ -148,7 +145,7 @@ class GenerationStep:
 
     def init(self, key=None):
         """The strategy's initial state (device pytree, replicated), from the config's init key stream."""
-        key = jax.random.fold_in(self.base_key, INIT_STREAM) if key is None else key
+        key = jax.random.fold_in(self.base_key, ES_INIT_STREAM) if key is None else key
         return self._init(hosts.to_global(key, self.mesh))
 
     def ask(self, key, es_state):

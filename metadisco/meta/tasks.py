@@ -18,6 +18,7 @@ import jax
 import numpy as np
 
 from metadisco.core.errors import UserError
+from metadisco.core.streams import TASK_SAMPLE_STREAM, TASK_SETTINGS_STREAM
 from metadisco.meta.config import TaskConfig
 from metadisco.objectives import Objective
 from metadisco.parallel import hosts
@@ -26,9 +27,6 @@ from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.greedy import DEFAULT_EVAL_EPISODES
 from metadisco.trainers.hyper import hyper_of, stack, static_of, with_values
 from metadisco.trainers.metrics import reduce_fitness
-
-SAMPLE_STREAM = 0x5A3D  # fold_in tag of the task draw inside a generation's key
-SCALE_STREAM = 0x5CA1  # fold_in tag of the settings draw (`draw_settings`)
 
 
 @dataclass
@@ -138,7 +136,7 @@ def sample_tasks(key: jax.Array, tasks: list[list[Task]], per_generation: int,
     if per_generation == 0 and all(len(t) == 1 for t in tasks):
         chosen_tasks = [t[0] for t in tasks]
     else:
-        sample_key = jax.random.fold_in(key, SAMPLE_STREAM)
+        sample_key = jax.random.fold_in(key, TASK_SAMPLE_STREAM)
         task_key, length_key = jax.random.split(sample_key)
         chosen = range(len(tasks))
         if per_generation:
@@ -156,7 +154,7 @@ def draw_settings(key: jax.Array, task: Task, scale: Mapping[str, tuple[float, f
     program (members and the PPO control) trains at the drawn values; the compiled program is the same, since
     traced settings are inputs. Hyperparameter randomisation in the spirit of the reference's lifetime
     sampling: an objective scored over a range of step sizes cannot win by simply stepping harder or softer."""
-    draw_key = jax.random.fold_in(jax.random.fold_in(key, SCALE_STREAM), task.index)
+    draw_key = jax.random.fold_in(jax.random.fold_in(key, TASK_SETTINGS_STREAM), task.index)
     uniform = np.asarray(jax.random.uniform(draw_key, (len(scale),)), np.float64)  # one per setting, in [0, 1)
     values = {}
     for u, (name, (lo, hi)) in zip(uniform, scale.items(), strict=True):

@@ -39,6 +39,7 @@ from metadisco.core.coerce import check_int
 from metadisco.core.errors import UserError, shorten
 from metadisco.core.schema import Settings
 from metadisco.core.stats import seed_mean, stat_block
+from metadisco.core.streams import SWEEP_RANDOM_STREAM
 from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding
 from metadisco.parallel.cost import CallPlan, plan_call
@@ -100,7 +101,7 @@ class SweepConfig:
         if self.search == "grid":
             points = grid_points(space, self.num)
         else:
-            points = random_points(space, self.num, np.random.default_rng([self.seed, 0x5EED]))
+            points = random_points(space, self.num, np.random.default_rng([self.seed, SWEEP_RANDOM_STREAM]))
         if len(points) * self.seeds > MAX_RUNS:
             raise UserError(f"{len(points):,} points x {self.seeds} seeds = {len(points) * self.seeds:,} runs; at "
                             f"most {MAX_RUNS:,} in one sweep (lower num or seeds)")

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from metadisco.core.streams import GREEDY_EVAL_STREAM
 from metadisco.envs.core import VecEnv
 from metadisco.envs.wrappers import NormState, RunningMoments
 from metadisco.trainers.base import Trainer, TrainResult
@@ -30,7 +31,6 @@ from metadisco.trainers.config import TrainConfig
 
 DEFAULT_EVAL_EPISODES = 16  # DiscoBench's and OPEN's count per trained agent
 MAX_EPISODE_STEPS = 100_000  # every built-in env has a time limit far below this; a plugin's may not
-EVAL_STREAM = 0x6576616C  # "eval": the evaluation episodes' key is fold_in(training key, EVAL_STREAM)
 
 
 def observation_moments(env_state: Any) -> RunningMoments | None:
@@ -100,14 +100,14 @@ def make_greedy_returns(config: TrainConfig, env, num_episodes: int, max_steps: 
 
 def with_evaluation(trainer: Trainer, config: TrainConfig, env, objective=None) -> Trainer:
     """`trainer` whose `train` also plays `config.eval_episodes` deterministic episodes with the trained agent
-    (from `fold_in(key, EVAL_STREAM)`, so the training itself is untouched) and reports their mean as
+    (from `fold_in(key, GREEDY_EVAL_STREAM)`, so the training itself is untouched) and reports their mean as
     `Metrics.eval_return`: [num_updates], NaN but at the last update (NaN there too where an episode did not end).
     `init` and `step` are the trainer's own."""
     play = make_greedy_returns(config, env, config.eval_episodes, objective=objective)
 
     def train(key: jax.Array, meta_params, hyper=None) -> TrainResult:
         state, metrics = trainer.step(trainer.init(key, meta_params, hyper), trainer.num_updates)
-        mean = jnp.mean(play(state.params, jax.random.fold_in(key, EVAL_STREAM), state.env_state))
+        mean = jnp.mean(play(state.params, jax.random.fold_in(key, GREEDY_EVAL_STREAM), state.env_state))
         last = jnp.arange(trainer.num_updates) == trainer.num_updates - 1
         return TrainResult(metrics._replace(eval_return=jnp.where(last, mean, jnp.nan)), state.params)
 

@@ -9,6 +9,7 @@ import jax
 import numpy as np
 import pytest
 
+from metadisco.core.streams import GREEDY_EVAL_STREAM
 from metadisco.envs import make_env
 from metadisco.meta.baselines import measure_baselines
 from metadisco.meta.load import parse_config
@@ -16,7 +17,7 @@ from metadisco.meta.step import GenerationStep
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.runs.seeds import resolve_config
 from metadisco.trainers import make_trainer
-from metadisco.trainers.greedy import EVAL_STREAM, make_greedy_returns
+from metadisco.trainers.greedy import make_greedy_returns
 from metadisco.trainers.metrics import named_numbers, reduce_fitness
 from metadisco.trainers.networks import make_network
 from tests.tiny_meta import tiny
@@ -67,7 +68,7 @@ def test_greedy_episodes_follow_the_env_by_hand():
 @pytest.mark.slow  # 57 s on 2 cores
 def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_alone():
     """With eval_episodes the trainer's metrics are those without, bit for bit, plus eval_return: NaN but at the
-    last update, where it is the mean of a separate play of the final params from fold_in(key, EVAL_STREAM)."""
+    last update, where it is the mean of a separate play of the final params from fold_in(key, GREEDY_EVAL_STREAM)."""
     config = resolve_config(ENV, None, TINY, TIMESTEPS)
     played = replace(config, eval_episodes=EPISODES)
     env = make_env(ENV)
@@ -85,7 +86,7 @@ def test_trainer_eval_return_is_a_play_of_its_final_agent_and_leaves_training_al
     last = np.asarray(b.metrics.eval_return)
     assert np.all(np.isnan(last[:, :-1]))
     again = np.array([np.asarray(play(jax.tree.map(lambda x, i=i: x[i], b.params),
-                                       jax.random.fold_in(keys[i], EVAL_STREAM), None)).mean()
+                                       jax.random.fold_in(keys[i], GREEDY_EVAL_STREAM), None)).mean()
                       for i in range(len(keys))])
     np.testing.assert_allclose(last[:, -1], again, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(reduce_fitness("eval_return", b.metrics, 0.05)), last[:, -1])

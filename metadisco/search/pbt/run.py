@@ -36,6 +36,7 @@ import yaml
 from metadisco.core import checkpoint as ckpt_lib
 from metadisco.core.errors import UserError
 from metadisco.core.schema import plain_data
+from metadisco.core.streams import PBT_INIT_STREAM
 from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding
 from metadisco.parallel.cost import CallPlan, plan_call
@@ -52,7 +53,6 @@ from metadisco.trainers.hyper_space import random_points
 LINEAGE = "lineage.json"
 SUMMARY = "summary.json"
 FIGURE = "pbt.png"
-INIT_STREAM = 0x1417  # rng stream of the initial settings; round r draws from (seed, r)
 
 
 @functools.lru_cache(maxsize=8)
@@ -106,7 +106,7 @@ class PBT:
         self.devices = tuple(sharding.devices_for(n, local))
         self._init, self._step = _programs(static_of(self.config), cfg.env, self.objective, self.devices,
                                            cfg.ready.updates)
-        points = random_points(self.space, n, np.random.default_rng([cfg.seed, INIT_STREAM]))
+        points = random_points(self.space, n, np.random.default_rng([cfg.seed, PBT_INIT_STREAM]))
         self.initial_hypers = stack([hyper_of(with_values(self.config, p, "space")) for p in points])
         self.key = np.asarray(jax.random.PRNGKey(cfg.seed))
         self.steps_per_round = n * cfg.ready.updates * self.config.batch_size
