@@ -92,15 +92,15 @@ def _dormancy_request(args, objective) -> dict | None:
 def _redraw_evaluation(folder, args) -> int:
     """An evaluation folder's figures from its eval.json (a damaged file is a one-line error)."""
     from metadisco.core.errors import UserError
-    from metadisco.core.io import read_json
+    from metadisco.evaluate.layout import read_report
     from metadisco.figures.eval_curves import redraw
 
     if args.env is not None:
         raise UserError("--env trains an objective; an evaluation's folder is only drawn again: drop --env")
-    report = read_json(folder / "eval.json")
-    if not isinstance(report, dict) or "settings" not in report or "aggregate" not in report:
-        raise UserError(f"{folder / 'eval.json'} is not an evaluation report (no settings / aggregate): "
-                        f"give the --out folder of `metadisco evaluate`")
+    try:
+        report = read_report(folder / "eval.json")
+    except UserError as e:
+        raise UserError(f"{e}; give the --out folder of `metadisco evaluate`") from None
     out = output_dir(args.out, lock=False)
     paths = redraw(report, out)
     for path in paths:

@@ -9,8 +9,8 @@ Envs are evaluated one after another; on each, every method trains the same `num
 env's preset (see `runner` for how methods share compiled calls), and, when `rules` tune, at every grid point
 (`rules`: how the best point is chosen). The work is a plan of cells (env, method, grid point, seed set), each
 written atomically under out/cells/ as its compiled call finishes (`metadisco.core.cells`); `resume` runs only
-the missing ones, and the report is computed from the cells alone. Writes out/eval.json ({"settings", "envs",
-"aggregate"}: `metadisco.evaluate.layout`, whose `read_report` reads old files too), out/eval.md,
+the missing ones, and the report is computed from the cells alone. Writes out/eval.json ({"schema", "settings",
+"envs", "aggregate"}: `metadisco.evaluate.layout`, whose `read_report` reads every schema), out/eval.md,
 out/curves_<env>.png per env and out/aggregate.png.
 """
 
@@ -298,7 +298,7 @@ class _Plan:
     def _write(self, out: Path, untuned, reported, tuning, random_returns, write: bool):
         from metadisco.core.io import atomic_write_text, write_json
         from metadisco.evaluate import summary
-        from metadisco.evaluate.layout import SECTIONS
+        from metadisco.evaluate.layout import SECTIONS, file_record
         from metadisco.evaluate.runner import key_data_of
         from metadisco.figures import eval_curves as figures
         from metadisco.runs.seeds import seed_keys
@@ -357,7 +357,7 @@ class _Plan:
             figure_files[f"{env} learning curves"] = name
         figures.plot_aggregate(ordered["aggregate"], labels, out / "aggregate.png")
         figure_files["aggregate"] = "aggregate.png"
-        write_json(out / "eval.json", ordered)
+        write_json(out / "eval.json", file_record(ordered))
         atomic_write_text(out / "eval.md", summary.render_markdown(ordered, figure_files))
         return ordered, reported
 

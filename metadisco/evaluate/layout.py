@@ -1,10 +1,10 @@
-"""eval.json's layout, and the one reader of the files `metadisco evaluate` writes, old and new.
+"""eval.json's layout, and the one reader of the files `metadisco evaluate` writes, of every schema.
 
-    {"settings": {...}, "envs": {env: {method: {...}}}, "aggregate": {...}}
+    {"schema": 2, "settings": {...}, "envs": {env: {method: {...}}}, "aggregate": {...}}
 
-Files written before the envs had their own key (the early eval.json files committed under results/) held each env
-id beside "settings" and "aggregate": `{"settings", env_1, ..., env_n, "aggregate"}`. `in_layout`
-reads either into the layout above, so no reader filters section names out of the env ids itself.
+`read_report` gives any version's file in the current layout (without "schema": a property of the file):
+`metadisco.runs.migrate.upgrade_report` knows the older ones, so no reader filters section names out of env ids
+itself. `file_record` is what `evaluate` writes.
 """
 
 from __future__ import annotations
@@ -13,21 +13,19 @@ import json
 from pathlib import Path
 
 from metadisco.core.errors import UserError
+from metadisco.runs.migrate import REPORT_SCHEMA, REPORT_SECTIONS, upgrade_report
 
-SECTIONS = ("settings", "envs", "aggregate")  # the keys of a report, in the order eval.json writes them
-_OLD_SECTIONS = ("settings", "aggregate")  # the keys of an old report that are not env ids
+SECTIONS = REPORT_SECTIONS  # the sections of a report, in the order eval.json writes them (after its schema)
 
 
 def in_layout(report: dict) -> dict:
-    """The report `report` (parsed eval.json, either layout) as {"settings", "envs", "aggregate"}, envs in the
-    order the file gives them; a report already in this layout is returned as an equal new dict."""
-    if not isinstance(report, dict) or "settings" not in report or "aggregate" not in report:
-        found = sorted(report) if isinstance(report, dict) else type(report).__name__
-        raise UserError(f"not an eval.json report: expected the keys settings, envs and aggregate, got {found}")
-    if isinstance(report.get("envs"), dict) and set(report) == set(SECTIONS):
-        return {name: report[name] for name in SECTIONS}
-    envs = {key: value for key, value in report.items() if key not in _OLD_SECTIONS}
-    return {"settings": report["settings"], "envs": envs, "aggregate": report["aggregate"]}
+    """The report `report` (a parsed eval.json of any schema) as {"settings", "envs", "aggregate"}."""
+    return upgrade_report(report, "the report")
+
+
+def file_record(report: dict) -> dict:
+    """What eval.json holds of a report in the current layout: its schema version first, then its sections."""
+    return {"schema": REPORT_SCHEMA, **{name: report[name] for name in SECTIONS}}
 
 
 def read_report(path: str | Path) -> dict:
@@ -41,7 +39,4 @@ def read_report(path: str | Path) -> dict:
         report = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"{path} is not valid JSON ({e}); it should be an eval.json that `evaluate` wrote") from None
-    try:
-        return in_layout(report)
-    except UserError as e:
-        raise UserError(f"{path}: {e}") from None
+    return upgrade_report(report, str(path))

@@ -82,19 +82,13 @@ def plot_aggregate(aggregate: dict, methods: list[str], path: Path) -> None:
     _save(fig, path)
 
 
-def eval_envs(report: dict) -> dict[str, dict[str, dict]]:
-    """An eval.json's per-env entries: under `envs` in newer files, at the top level in older files."""
-    if "envs" in report:
-        return report["envs"]
-    return {key: value for key, value in report.items() if key not in ("settings", "aggregate")}
-
-
 def redraw(report: dict, out: Path) -> list[Path]:
-    """The figures `metadisco evaluate` drew, again, from its eval.json alone (`report`): one learning-curve figure
-    per env and the aggregate, into `out`. This is why an evaluation folder need not keep its PNGs."""
+    """The figures `metadisco evaluate` drew, again, from its eval.json alone (`report`, in the current layout:
+    `metadisco.evaluate.layout.read_report`): one learning-curve figure per env and the aggregate, into `out`. This
+    is why an evaluation folder need not keep its PNGs."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    envs = eval_envs(report)
+    envs = report["envs"]
     paths = []
     for env_id, entries in envs.items():
         path = out / env_file_name(env_id)

@@ -11,6 +11,12 @@ written, with the numbers unchanged, does not orphan the cells of a run made bef
   config held then (any other value is kept, and then differs: such a record was not of a default config).
 - **objective specs** (`Objective.to_spec`): a spec is read and written again, so that options a piece has gained
   since (`later_options`, e.g. the drift's `floor` at 0), and their defaults, compare equal.
+
+And whole files by their schema version:
+
+- **eval.json** (`upgrade_report`): schema 2 (`REPORT_SCHEMA`) is `{"schema", "settings", "envs", "aggregate"}`.
+  Files without a schema are version 1, in one of two layouts: the same sections, or (the earliest) each env id
+  beside "settings" and "aggregate". A newer schema than this version writes is refused, naming both.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from metadisco.core.errors import UserError
 # TrainConfig fields of 0.1.0 and 0.2.0 that are now algorithms' own options, at the value every config held then.
 FORMER_FIELDS = {"eps_start": 1.0, "eps_finish": 0.05, "eps_decay": 0.1, "reward_scale": 1.0,
                  "replay_capacity": 1024, "replay_batch": 64, "max_abs_update": 1.0}
+REPORT_SCHEMA = 2  # eval.json's: the version `metadisco evaluate` writes
+REPORT_SECTIONS = ("settings", "envs", "aggregate")  # a report's sections, in the order eval.json writes them
 CONFIG_KEYS = frozenset({"algorithm", "num_envs", "num_steps", "total_timesteps"})  # what marks a config record
 
 
@@ -59,3 +67,22 @@ def upgrade_records(tree: Any) -> Any:
     if isinstance(tree, list):
         return [upgrade_records(v) for v in tree]
     return tree
+
+
+def upgrade_report(report: Any, source: str = "eval.json") -> dict:
+    """A parsed eval.json of any schema as this version holds it: {"settings", "envs", "aggregate"}, envs in the
+    file's order (the module docstring); anything else is a one-line `UserError` naming `source`."""
+    if not isinstance(report, dict) or "settings" not in report or "aggregate" not in report:
+        found = sorted(report) if isinstance(report, dict) else type(report).__name__
+        raise UserError(f"{source} is not an eval.json report: expected the keys schema, settings, envs and "
+                        f"aggregate, got {found}")
+    schema = report.get("schema", 1)
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+        raise UserError(f"{source} is damaged: its schema is {schema!r}, not a positive integer")
+    if schema > REPORT_SCHEMA:
+        raise UserError(f"{source} has schema {schema}, newer than this metadisco reads ({REPORT_SCHEMA}); "
+                        "upgrade metadisco to read it")
+    if isinstance(report.get("envs"), dict):  # schema 2, or schema 1 in the sections' layout
+        return {name: report[name] for name in REPORT_SECTIONS}
+    envs = {key: value for key, value in report.items() if key not in ("settings", "aggregate", "schema")}
+    return {"settings": report["settings"], "envs": envs, "aggregate": report["aggregate"]}

@@ -82,7 +82,8 @@ def test_report_files_and_statistics(evaluated):
     assert sorted(p.name for p in out.iterdir()) == ["aggregate.png", "cells", "curves_CartPole-v1.png", "eval.json",
                                                      "eval.md"]
     on_disk = json.loads((out / "eval.json").read_text())
-    assert list(on_disk) == ["settings", "envs", "aggregate"] and list(on_disk["envs"]) == [ENV]
+    assert list(on_disk) == ["schema", "settings", "envs", "aggregate"] and list(on_disk["envs"]) == [ENV]
+    assert on_disk["schema"] == 2
     for label, entry in on_disk["envs"][ENV].items():
         assert len(entry["final_return"]) == SEEDS
         finite = [x for x in entry["final_return"] if x is not None]

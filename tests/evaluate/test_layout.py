@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from metadisco.core.errors import UserError
-from metadisco.evaluate.layout import SECTIONS, in_layout, read_report
+from metadisco.evaluate.layout import SECTIONS, file_record, in_layout, read_report
 from metadisco.evaluate.summary import render_markdown
+from metadisco.runs.migrate import REPORT_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = ROOT / "results" / "calibration" / "brax" / "1_512" / "eval.json"  # a committed file of the old layout
@@ -68,3 +69,19 @@ def test_what_is_not_a_report_is_a_clear_error(tmp_path):
     (tmp_path / "eval.json").write_text("{")
     with pytest.raises(UserError, match="not valid JSON"):
         read_report(tmp_path)
+
+
+def test_a_report_file_carries_its_schema_and_every_schema_reads(tmp_path):
+    """What `evaluate` writes (`file_record`) is schema 2 and reads back as the report; schema 1 files (no schema
+    key) read as before; a newer or damaged schema is a one-line error naming the file."""
+    report = read_report(OLD)
+    record = file_record(report)
+    assert list(record) == ["schema", *SECTIONS] and record["schema"] == REPORT_SCHEMA == 2
+    path = tmp_path / "eval.json"
+    path.write_text(json.dumps(record))
+    assert read_report(path) == report
+    for schema, message in ((3, "has schema 3, newer than this metadisco reads \\(2\\)"),
+                            ("2", "damaged: its schema is '2'"), (0, "damaged: its schema is 0")):
+        path.write_text(json.dumps({**record, "schema": schema}))
+        with pytest.raises(UserError, match=f"{path}.*{message}"):
+            read_report(path)

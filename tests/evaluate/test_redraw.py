@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from metadisco.figures.eval_curves import eval_envs, redraw
+from metadisco.evaluate.layout import read_report
+from metadisco.figures.eval_curves import redraw
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = sorted(ROOT.glob("results/**/eval.json"))
@@ -20,16 +21,16 @@ def test_both_layouts_are_committed_and_read():
     assert OLD in REPORTS and NEW in REPORTS
     old, new = (json.loads(p.read_text()) for p in (OLD, NEW))
     assert "envs" not in old and "envs" in new
-    assert set(eval_envs(old)) == {"Pendulum-v1", "Reacher-misc", "Breakout-MinAtar", "Seaquest-MinAtar",
-                                   "Catch-bsuite"}
-    assert set(eval_envs(new)) == {"CartPole-v1"}
+    assert set(read_report(OLD)["envs"]) == {"Pendulum-v1", "Reacher-misc", "Breakout-MinAtar", "Seaquest-MinAtar",
+                                             "Catch-bsuite"}
+    assert set(read_report(NEW)["envs"]) == {"CartPole-v1"}
 
 
 def _redraws(report: Path, tmp_path: Path) -> None:
-    data = json.loads(report.read_text())
+    data = read_report(report)
     paths = redraw(data, tmp_path)
     assert [p.name for p in paths][-1] == "aggregate.png"
-    assert len(paths) == len(eval_envs(data)) + 1
+    assert len(paths) == len(data["envs"]) + 1
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -55,4 +56,4 @@ def test_the_command_redraws_and_refuses_what_is_not_a_report(tmp_path):
     done = subprocess.run([*run, str(tmp_path / "bad"), "--out", str(tmp_path / "fig2")], capture_output=True,
                           text=True)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
-    assert "not an evaluation report" in done.stderr
+    assert "is not an eval.json report" in done.stderr
