@@ -9,6 +9,13 @@
 #   tuned  results/talpo_minatar_tuned/run/objective.msgpack: the TA-LPO drift meta-trained with tuned fitness on
 #          Asterix and Breakout (the item names the kept one, so it runs after: `METHODS="ppo kept" bash run.sh`
 #          over the whole grid first, then `bash run.sh`, whose ppo and kept units exist)
+#   greedy   results/talpo_greedy/run/objective.msgpack: the floored TA-LPO drift meta-trained on greedy play
+#            (deterministic episodes at each member's best lr; issue 78, item 1), on the same tasks (Asterix,
+#            Breakout); declared after the table above was read, run with `METHODS="greedy" bash run.sh` over the
+#            same grid, seeds and keys (ppo's units exist)
+#   floored  results/talpo_floor/run/objective.msgpack: the floored drift meta-trained on the final return, the one
+#            discovery that held under metadisco's tuned judge; declared with greedy, run after it
+#            (`METHODS="floored" bash run.sh`)
 # Task: DiscoBench's OnPolicyRL task with the loss and the training loop editable (change_loss and change_train,
 #   `discogen create-task --use-base`: every module DiscoBench's baseline), one edit of its train.py that every
 #   method shares: the loss's config carries the update fraction n / N (the drifts read it; PPO's loss does not).
@@ -39,7 +46,9 @@ ENVS="${ENVS:-MinAtar/Asterix MinAtar/SpaceInvaders}"
 LR_INDICES="${LR_INDICES:-0 1 2 3 4 5 6 7 8 9}"
 UNITS="${UNITS:-$OUT/units}"  # another folder for a trial at other settings
 declare -A OBJECTIVE=([kept]="$ROOT/results/short_long_minatar/kept.msgpack"
-                      [tuned]="$ROOT/results/talpo_minatar_tuned/run/objective.msgpack")
+                      [tuned]="$ROOT/results/talpo_minatar_tuned/run/objective.msgpack"
+                      [greedy]="$ROOT/results/talpo_greedy/run/objective.msgpack"
+                      [floored]="$ROOT/results/talpo_floor/run/objective.msgpack")
 PY312="${PY312:-$(ls -d "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python 2>/dev/null | head -1)}"
 PY312="${PY312:-$(command -v python3.12)}"
 mkdir -p "$WORK" "$UNITS"
