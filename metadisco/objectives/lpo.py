@@ -110,7 +110,6 @@ class LPODrift(_LPONet):
     eps: float = 0.2  # the PPO drift it is a residual around
     floor: float = 0.0  # the share of PPO's drift always kept (module docstring)
     positive_options = ("eps",)
-    later_options = ("floor",)
 
     def __post_init__(self):
         _check_options(self.hidden, self.floor, "lpo")
@@ -134,7 +133,6 @@ class TALPODrift(_LPONet):
     horizon: bool = True  # include the log(N) x features
     floor: float = 0.0  # the share of PPO's drift always kept (module docstring)
     positive_options = ("eps",)
-    later_options = ("floor",)
 
     def __post_init__(self):
         _check_options(self.hidden, self.floor, "talpo")

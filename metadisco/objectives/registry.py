@@ -229,9 +229,6 @@ class Piece:
     baseline: str = "PPO"
     # An optimiser's: whether its update needs the trainer's `OptimizerContext` (activations, epoch, ...).
     needs_context: bool = False
-    # Options added after objective files were published: left out of `options()` (so of the file) while at
-    # their default, so that an objective without them is written with the same bytes as before they existed.
-    later_options: tuple[str, ...] = ()
 
     def zero_meta(self) -> Meta:
         """The meta-parameters at which this piece equals its handcrafted baseline."""
@@ -246,10 +243,9 @@ class Piece:
         return self.zero_meta()
 
     def options(self) -> dict:
-        """{option: value}, less the `later_options` at their default (reading fills those back in)."""
-        defaults = {f.name: f.default for f in dataclasses.fields(self)}
-        return {k: v for k, v in dataclasses.asdict(self).items()
-                if k not in self.later_options or v != defaults[k]}
+        """{option: value}, every dataclass field (a file written before an option existed reads it at its
+        default)."""
+        return dataclasses.asdict(self)
 
     @property
     def plugin(self) -> str | None:

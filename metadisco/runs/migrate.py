@@ -10,7 +10,7 @@ written, with the numbers unchanged, does not orphan the cells of a run made bef
   have them (`FORMER_FIELDS`). A record of an algorithm without the option drops it where it holds the value every
   config held then (any other value is kept, and then differs: such a record was not of a default config).
 - **objective specs** (`Objective.to_spec`): a spec is read and written again, so that options a piece has gained
-  since (`later_options`, e.g. the drift's `floor` at 0), and their defaults, compare equal.
+  since (the LPO drifts' `floor`, written at its default 0 since 0.2.0), and their defaults, compare equal.
 
 And whole files by their schema version:
 

@@ -134,16 +134,19 @@ def test_floor_zero_is_the_papers_drift_bit_for_bit():
 
 
 @pytest.mark.parametrize("kind", ["lpo", "talpo"])
-def test_an_unfloored_spec_is_written_as_before_the_floor_existed_and_reads_back(kind):
-    """`floor` came after objective files were published: at 0 it is left out of the spec (so a file written now
-    has the bytes one written before it had), at any other value it is written, and both read back equal."""
+def test_a_spec_from_before_the_floor_reads_at_floor_zero_and_every_floor_round_trips(kind):
+    """`floor` came after objective files were published: a spec without it reads at 0, and the migration of stored
+    plans (`runs.migrate.upgrade_spec`) makes it equal to the spec written now; each floor is written and reads back."""
     from metadisco.objectives import Objective
+    from metadisco.runs.migrate import upgrade_spec
 
     for floor in (0.0, 0.5, 1.0):
         objective = Objective(drift=DRIFTS.make(kind, hidden=16, floor=floor))
-        spec = objective.to_spec()["drift"]
-        assert ("floor" in spec) == (floor != 0.0) and spec.get("floor", 0.0) == floor
-        assert Objective.from_spec(objective.to_spec()) == objective
+        spec = objective.to_spec()
+        assert spec["drift"]["floor"] == floor and Objective.from_spec(spec) == objective
+    written = Objective(drift=DRIFTS.make(kind, hidden=16)).to_spec()
+    before = {**written, "drift": {k: v for k, v in written["drift"].items() if k != "floor"}}
+    assert Objective.from_spec(before).drift.floor == 0.0 and upgrade_spec(before) == written
 
 
 def test_talpo_without_horizon_reads_the_run_length_only_through_progress():
