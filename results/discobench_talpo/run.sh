@@ -53,12 +53,13 @@ PY312="${PY312:-$(ls -d "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python 2>
 PY312="${PY312:-$(command -v python3.12)}"
 mkdir -p "$WORK" "$UNITS"
 
-# 1. DiscoBench (discogen 1.3.0) in a Python 3.12 environment with metadisco's pins of the JAX stack over it.
+# 1. DiscoBench (discogen 1.3.0) in a Python 3.12 environment with metadisco's pins of the JAX stack over it
+#    (constraints.txt's: chex and distrax, which DiscoBench's task code imports, are not metadisco's dependencies).
 if [ ! -x "$WORK/venv/bin/discogen" ]; then
   "$PY312" -m venv "$WORK/venv"
   "$WORK/venv/bin/pip" install -q "discogen==1.3.0"
-  "$WORK/venv/bin/pip" install -q $("$ROOT/.venv/bin/pip" freeze | grep -E '^(jax|jaxlib|flax|optax|chex|gymnax|distrax|brax|six)==')
 fi
+"$WORK/venv/bin/pip" install -q $(grep -E '^(jax|jaxlib|flax|optax|chex|gymnax|distrax|brax|six)==' "$ROOT/constraints.txt")
 
 # 2. One task per method; the drifts' exported loss.py replaces the baseline's; the one train.py edit for all.
 IDS=$(for e in $ENVS; do printf '%s, ' "$e"; done | sed 's/, $//')
