@@ -19,20 +19,21 @@ import jax.numpy as jnp
 from metadisco.objectives.registry import DRIFTS, DriftInputs, Piece, Progress
 
 
-def _relu(x, xp):
-    # jax.nn.relu, not maximum(x, 0): its gradient at 0 is 0 (maximum's is 1/2), which the trainer relies on.
+def relu(x, xp=jnp):
+    """ReLU with a zero gradient at 0 (jax.nn.relu, not maximum(x, 0), whose gradient there is 1/2), which the trainer
+    relies on; `xp` numpy for figures."""
     return jax.nn.relu(x) if xp is jnp else xp.maximum(x, 0.0)
 
 
 def ppo_drift(ratio, advantage, eps: float = 0.2, xp=jnp):
     """ReLU((r - clip(r, 1 - eps, 1 + eps)) A): PPO's clip objective as a drift (Schulman et al. 2017, as a
     drift in Kuba et al. 2022)."""
-    return _relu((ratio - xp.clip(ratio, 1.0 - eps, 1.0 + eps)) * advantage, xp)
+    return relu((ratio - xp.clip(ratio, 1.0 - eps, 1.0 + eps)) * advantage, xp)
 
 
 def soft_hinge(x, scale: float, xp=jnp):
     # x - s tanh(x / s) is 0 with zero slope at x = 0; its derivative is tanh^2(x / s) >= 0.
-    return _relu(x - scale * xp.tanh(x / scale), xp)
+    return relu(x - scale * xp.tanh(x / scale), xp)
 
 
 def dpo_drift(ratio, advantage, alpha: float = 2.0, beta: float = 0.6, xp=jnp):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from metadisco.core.errors import UserError
 from metadisco.objectives import open_optimizer as open_module
-from metadisco.objectives.drift import DPODrift, PPODrift, _relu, dpo_drift, ppo_drift, soft_hinge
+from metadisco.objectives.drift import DPODrift, PPODrift, dpo_drift, ppo_drift, relu, soft_hinge
 from metadisco.objectives.export.literals import array_source
 from metadisco.objectives.expression import A, ExpressionDrift, R, to_source
 from metadisco.objectives.learned_dpo import LOG_SCALE_LIMIT, LearnedDPODrift, learned_scale
@@ -93,12 +93,12 @@ def _ppo(piece: PPODrift, meta) -> Source:
 
 def drift(ratio, advantage):
     """PPO's clip objective as a drift (Schulman et al. 2017; Kuba et al. 2022): {formula}."""
-    return ppo_drift(ratio, advantage, EPS)''', f"PPO, {formula}, eps = {piece.eps}", functions=(_relu, ppo_drift))
+    return ppo_drift(ratio, advantage, EPS)''', f"PPO, {formula}, eps = {piece.eps}", functions=(relu, ppo_drift))
 
 
 _DPO_FORMULA = "ReLU(x - alpha tanh(x / alpha)) with x = (r - 1) A for A >= 0, ReLU(y - beta tanh(y / beta)) " \
                "with y = log(r) A for A < 0"
-_DPO_FUNCTIONS = (_relu, soft_hinge, dpo_drift)
+_DPO_FUNCTIONS = (relu, soft_hinge, dpo_drift)
 
 
 def _dpo(piece: DPODrift, meta) -> Source:
@@ -151,7 +151,7 @@ def drift({args}):
     """{what}: {formula}."""
     return learned_drift(lpo_net(W1, W2, {features_call}), ratio, advantage, EPS, FLOOR)''',
                   f"{what}, {formula}, hidden {w1.shape[1]}, eps = {piece.eps}", imports=imports,
-                  functions=(_relu, ppo_drift, lpo_features, *features, mlp, lpo_net, learned_drift), **flags)
+                  functions=(relu, ppo_drift, lpo_features, *features, mlp, lpo_net, learned_drift), **flags)
 
 
 def _lpo(piece: LPODrift, meta) -> Source:
