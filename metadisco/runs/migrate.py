@@ -84,5 +84,7 @@ def upgrade_report(report: Any, source: str = "eval.json") -> dict:
                         "upgrade metadisco to read it")
     if isinstance(report.get("envs"), dict):  # schema 2, or schema 1 in the sections' layout
         return {name: report[name] for name in REPORT_SECTIONS}
+    if schema >= 2:  # only schema 1 has the layout of env ids beside the sections
+        raise UserError(f"{source} is damaged: schema {schema} holds its envs under \"envs\", which it lacks")
     envs = {key: value for key, value in report.items() if key not in ("settings", "aggregate", "schema")}
     return {"settings": report["settings"], "envs": envs, "aggregate": report["aggregate"]}

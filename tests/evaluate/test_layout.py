@@ -85,3 +85,12 @@ def test_a_report_file_carries_its_schema_and_every_schema_reads(tmp_path):
         path.write_text(json.dumps({**record, "schema": schema}))
         with pytest.raises(UserError, match=f"{path}.*{message}"):
             read_report(path)
+
+
+def test_a_schema_2_file_without_its_envs_is_damaged_not_read_as_the_oldest_layout(tmp_path):
+    record = file_record(read_report(OLD))
+    del record["envs"]
+    path = tmp_path / "eval.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(UserError, match='damaged: schema 2 holds its envs under "envs", which it lacks'):
+        read_report(path)
