@@ -13,7 +13,9 @@ Every function takes plain arrays of scores. Scores that are not finite (diverge
 caller: `finite` drops them (for IQM / mean, reported apart), `rank_failures_last` makes them lose every
 comparison (for the probability of improvement).
 
-`seed_mean` is the package's one policy for a mean over seeds (or runs) some of which are not finite; see there.
+`seed_mean` is the package's one policy for a mean over seeds (or runs) some of which are not finite, and
+`best_point` its one rule for the best point of a tuning grid (meta-training's tuned fitness, an evaluation's
+`--tune`, a leaderboard's lr grid); see there.
 """
 
 from __future__ import annotations
@@ -55,6 +57,30 @@ def seed_mean(values, axis=-1, *, diverged: str) -> np.ndarray:
             mean = (np.sum(zeroed, axis=axis) / np.maximum(count, 1)).astype(values.dtype)
         return np.where(count > 0, mean, np.nan).astype(values.dtype)
     raise ValueError(f"diverged must be 'fail' or 'skip', got {diverged!r}")
+
+
+def best_point(scores) -> np.ndarray:
+    """The best point of a grid, by its scores [..., G, S] (S seeds or runs at each of G points): the index [...]
+    of the point with the most finite scores, then the highest mean of them (float64, numpy's `mean` of the
+    finite scores), the first of equals; -1 where no point has a finite score.
+
+    A point where some seeds diverged or finished no episode is worse than one where none did, whatever its
+    mean. Meta-training passes each member's fitness at each point as one score (S = 1; `seed_mean` with
+    `diverged="fail"` made it, so a diverged seed already fails the point), evaluation and the leaderboard the
+    score of every seed.
+    """
+    scores = np.asarray(scores, np.float64)
+    if scores.ndim < 2 or scores.shape[-2] == 0:
+        raise ValueError(f"best_point needs scores [..., G, S] with G >= 1, got shape {scores.shape}")
+    chosen = np.full(scores.shape[:-2], -1, np.int64)
+    for at in np.ndindex(*scores.shape[:-2]):
+        best = (0, -np.inf)
+        for g, row in enumerate(scores[at]):
+            ok = np.isfinite(row)
+            key = (int(ok.sum()), float(np.mean(row[ok])) if ok.any() else -np.inf)
+            if key[0] and key > best:
+                best, chosen[at] = key, g
+    return chosen
 
 
 def iqm(scores, axis=None) -> np.ndarray:

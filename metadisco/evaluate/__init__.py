@@ -267,7 +267,7 @@ class _Plan:
 
     def _env(self, env: str, store, progress):
         """({label: untuned run}, {label: reported run}, {label: tuning record}) of one env."""
-        from metadisco.evaluate.rules import best_point
+        from metadisco.evaluate.rules import chosen_point
 
         key = self.cell_key
         runs = self._calls(env, store, progress, [(g, "score", self.preset_point(env, g[0])) for g in self.groups])
@@ -280,7 +280,7 @@ class _Plan:
         for m in self.methods:
             candidates = [(p, runs[key(env, m.label, seed_set, p)]) for p in self.grid]
             scored = [(p, getattr(r, self.rules.score)) for p, r in candidates]
-            chosen[m.label] = self.grid[best_point(scored)]
+            chosen[m.label] = self.grid[chosen_point([s for _, s in scored])]
             tuning[m.label] = {"chosen": chosen[m.label], "rule": self.rules.tune_rule,
                                "selection": [{"point": p, "mean": _finite_mean(s),
                                               "scored_seeds": int(sum(map(_is_finite, s)))} for p, s in scored]}

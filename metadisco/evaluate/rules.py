@@ -13,7 +13,8 @@ choose the best point:
   the best one reported; the figure is optimistic by the maximum over the grid.
 
 The best point is the one with the most scored seeds, then the highest mean score over them (a point where
-seeds diverge or finish no episode is worse than one where none do, whatever its mean).
+seeds diverge or finish no episode is worse than one where none do, whatever its mean): the package's one rule,
+`metadisco.core.stats.best_point`, which meta-training's tuned fitness uses too.
 
 Scores (`SCORES`): `final_return` (mean return of the episodes ending in the last 5% of updates),
 `mean_return` (every episode of training: the area under the learning curve) and `eval_return` (the mean return
@@ -22,7 +23,6 @@ of `eval_episodes` deterministic episodes of the trained agent's mode, DiscoBenc
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,14 +92,10 @@ def parse_tune(text: str) -> tuple[str, tuple[float, ...]]:
     return name, tuple(out)
 
 
-def choice_key(scores: np.ndarray) -> tuple[int, float]:
-    """How good a grid point's [seeds] scores are: (scored seeds, their mean); larger is better."""
-    scores = np.asarray(scores, np.float64)
-    ok = np.isfinite(scores)
-    return int(ok.sum()), float(np.mean(scores[ok])) if ok.any() else -math.inf
+def chosen_point(scores) -> int:
+    """The index of the best grid point by its [G, seeds] scores (`metadisco.core.stats.best_point`: the most scored
+    seeds, then the highest mean, the first of equals); the first point where none scored, so that a method whose
+    every point diverged is still reported, at the grid's first point, with its diverged seeds."""
+    from metadisco.core.stats import best_point
 
-
-def best_point(candidates: list[tuple[dict[str, float], np.ndarray]]) -> int:
-    """The index of the best of (point, [seeds] scores) by `choice_key`; the first of equals."""
-    keys = [choice_key(scores) for _, scores in candidates]
-    return max(range(len(keys)), key=lambda i: (keys[i], -i))
+    return max(int(best_point(np.stack([np.asarray(s, np.float64) for s in scores]))), 0)

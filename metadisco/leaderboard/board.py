@@ -7,7 +7,7 @@ board (table, statistics, figures) computed from the cells alone.
 
 Protocol, per env and entry: the entry's algorithm's preset for the env family (with the entry's own `train`
 settings) at the suite's env steps; its learning rate tuned over `Suite.lr_scales` x its preset lr, each point
-trained on the selection seeds; the best point (`metadisco.evaluate.rules.best_point`: most scored seeds, then the
+trained on the selection seeds; the best point (`metadisco.core.stats.best_point`: most scored seeds, then the
 highest mean of the suite's score) trained again on the report seeds, whose scores are the board's. Every entry
 is trained alone, one compiled call per (env, seed set, lr), with the same seed keys as every other entry: a cell
 depends only on its entry, env, seed set and lr, so an entry added later (`--add`) is trained without retraining
@@ -184,10 +184,10 @@ class Board:
         return [r for r in found if r is not None]
 
     def chosen(self, slot: Slot) -> float:
-        from metadisco.evaluate.rules import best_point
+        from metadisco.evaluate.rules import chosen_point
 
-        candidates = [({"lr": lr}, _score(self._get(slot, "select", lr)["run"], self.suite.score)) for lr in slot.lrs]
-        return slot.lrs[best_point(candidates)]
+        return slot.lrs[chosen_point([_score(self._get(slot, "select", lr)["run"], self.suite.score)
+                                      for lr in slot.lrs])]
 
     # ---- training
 

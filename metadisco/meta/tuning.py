@@ -22,21 +22,21 @@ from dataclasses import dataclass, replace
 import jax
 import numpy as np
 
+from metadisco.core.stats import best_point
 from metadisco.trainers.hyper import grid_product, with_values
 
 
 def best_of(values) -> tuple[np.ndarray, np.ndarray]:
-    """Seed-means at each grid point [..., G] -> (the best [...], its grid index [...]): the largest finite value,
-    the first point on ties; NaN and index -1 where no point is finite (every point diverged). The values keep
-    their float precision (an untuned score is bit for bit what it was)."""
+    """Seed-means at each grid point [..., G] -> (the best [...], its grid index [...]) by the package's one rule
+    (`metadisco.core.stats.best_point`, each point's seed-mean its one score): the largest finite value, the first
+    point on ties; NaN and index -1 where no point is finite (every point diverged). The values keep their float
+    precision (an untuned score is bit for bit what it was)."""
     values = np.asarray(values)
     if not np.issubdtype(values.dtype, np.floating):
         values = values.astype(np.float64)
-    finite = np.isfinite(values)
-    chosen = np.argmax(np.where(finite, values, -np.inf), axis=-1)
-    best = np.take_along_axis(values, chosen[..., None], axis=-1)[..., 0]
-    none = ~finite.any(axis=-1)
-    return np.where(none, np.nan, best), np.where(none, -1, chosen)
+    chosen = best_point(values[..., None])
+    best = np.take_along_axis(values, np.maximum(chosen, 0)[..., None], axis=-1)[..., 0]
+    return np.where(chosen < 0, np.nan, best).astype(values.dtype), chosen
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from metadisco.core import stats
-from metadisco.evaluate.rules import best_point
+from metadisco.evaluate.rules import chosen_point
 from metadisco.evaluate.runner import run_from_record
 
 CELLS = Path(__file__).resolve().parent / "eval_1m" / "cells"
@@ -35,7 +35,7 @@ def main() -> None:
             select = [cells.get(f"{env}|{m}|select|lr={lr!r}") for lr in LRS]
             if any(run is None for run in select):
                 break
-            lr = LRS[best_point([({"lr": lr}, run.final_return) for lr, run in zip(LRS, select, strict=True)])]
+            lr = LRS[chosen_point([run.final_return for run in select])]
             run = cells.get(f"{env}|{m}|score|lr={lr!r}")
             if run is None:
                 break

@@ -139,3 +139,28 @@ def test_normalising_puts_random_at_zero_and_the_reference_at_one():
     np.testing.assert_allclose(stats.normalise([10.0, 20.0, 30.0], random=10.0, reference=30.0), [0.0, 0.5, 1.0])
     with pytest.raises(ValueError, match="no unit"):
         stats.normalise([1.0], random=2.0, reference=2.0)
+
+
+def test_best_point_is_the_most_scored_point_then_the_best_mean_for_random_inputs():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        shape = (int(rng.integers(1, 4)), int(rng.integers(1, 6)), int(rng.integers(1, 5)))
+        scores = rng.normal(size=shape)
+        scores[rng.random(shape) < 0.3] = rng.choice([np.nan, np.inf, -np.inf])
+        scores[rng.random(shape) < 0.2] = 0.5  # ties
+        chosen = stats.best_point(scores)
+        assert chosen.shape == shape[:1]
+        for row, c in zip(scores, chosen, strict=True):
+            keys = [(int(np.isfinite(p).sum()), float(np.mean(p[np.isfinite(p)])) if np.isfinite(p).any()
+                     else -np.inf) for p in row]
+            if max(k[0] for k in keys) == 0:
+                assert c == -1
+                continue
+            assert keys[c] == max(keys) and c == keys.index(max(keys))  # the first of equals
+
+
+def test_best_point_refuses_scores_without_a_grid_axis():
+    with pytest.raises(ValueError, match="G, S"):
+        stats.best_point(np.zeros(3))
+    with pytest.raises(ValueError, match="G >= 1"):
+        stats.best_point(np.zeros((0, 3)))

@@ -17,7 +17,7 @@ from metadisco.cli.evaluate_cmd import SCORE_CHOICES, TUNE_RULE_CHOICES
 from metadisco.core.cells import COMPRESS_ABOVE, CellStore, pack_array, unpack_array
 from metadisco.core.errors import SettingError, UserError
 from metadisco.evaluate import Rules, Training, evaluate, selection_keys
-from metadisco.evaluate.rules import SCORES, TUNE_RULES, best_point, choice_key, parse_tune
+from metadisco.evaluate.rules import SCORES, TUNE_RULES, chosen_point, parse_tune
 from metadisco.runs.seeds import seed_keys
 
 ENV = "CartPole-v1"
@@ -67,17 +67,17 @@ def test_parse_tune_and_grid():
     assert Rules("eval_return").eval_episodes == 16  # DiscoBench's count unless told
 
 
-def test_best_point_prefers_scored_seeds_then_the_mean():
+def test_chosen_point_prefers_scored_seeds_then_the_mean():
     rng = np.random.default_rng(0)
     for _ in range(200):
         scores = rng.normal(size=(5, 4))
         scores[rng.random((5, 4)) < 0.2] = np.nan
-        candidates = [({"lr": float(i)}, s) for i, s in enumerate(scores)]
-        best = best_point(candidates)
+        best = chosen_point(list(scores))
         counts = np.isfinite(scores).sum(axis=1)
         assert counts[best] == counts.max()
-        means = [choice_key(s)[1] for s in scores]
+        means = [float(np.mean(s[np.isfinite(s)])) if np.isfinite(s).any() else -np.inf for s in scores]
         assert means[best] == max(m for m, c in zip(means, counts, strict=True) if c == counts.max())
+    assert chosen_point([np.full(4, np.nan), np.full(4, np.nan)]) == 0  # none scored: the grid's first point
 
 
 def test_packed_arrays_come_back_bit_for_bit():
