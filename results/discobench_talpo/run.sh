@@ -28,7 +28,7 @@
 # Agents train one (seed, lr) at a time, because DiscoBench's vmapped tuner hangs on jax 0.10.2's CPU runtime
 # (REFERENCE.md section 12); two worker processes share the units (one unit: a method, an env, an lr, 8 seeds).
 # Each unit's record is its own file in units/, written atomically; a rerun skips the units that exist, so the run
-# resumes across sessions. Units run lr-major (every method and env at lr 1 before lr 2), so that a partial run
+# resumes across interruptions. Units run lr-major (every method and env at lr 1 before lr 2), so that a partial run
 # has compared the same grid for every method.
 #
 #   bash results/discobench_talpo/run.sh [WORK_DIR]         then   python results/discobench_talpo/table.py

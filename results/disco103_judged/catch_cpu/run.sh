@@ -6,8 +6,8 @@
 # {3e-4, 1e-3, 3e-3, 1e-2} on 16 selection seeds and reported on 16 fresh seeds (base seed 2000), final return with
 # 16 deterministic episodes per agent beside it. The verdict: P(Disco103 > tuned PPO) and P(Disco103 > tuned DPO)
 # on the final return. Its own folder: CPU cells are not mixed with the GPU run's. About 45 min a Disco103 call of 16
-# seeds on 2 idle cores, 5-6 such calls: run it over sessions, rerun until it prints the table (--resume keeps the
-# cells; commit eval/cells/ between sessions):
+# seeds on 2 idle cores, 5-6 such calls: run it in parts, rerun until it prints the table (--resume keeps the
+# cells; commit eval/cells/ between parts):
 #   bash results/disco103_judged/catch_cpu/run.sh [disco_103.npz]
 # (Written as ../run.sh with PLAN_ENVS / PLAN_DIR, the same command as the lines it had; about 105
 # CPU-minutes a Disco103 call was measured, not 45.)
