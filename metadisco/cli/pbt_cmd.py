@@ -24,11 +24,13 @@ def run(args) -> int:
     from metadisco.core.io import read_yaml
     from metadisco.core.schema import from_plain, plain_data, with_overrides
     from metadisco.parallel import devices
+    from metadisco.runs.migrate import read_config_schema
     from metadisco.runs.rundir import RunDir
     from metadisco.search.pbt.config import PBTConfig
     from metadisco.search.pbt.run import run_pbt
 
-    cfg = from_plain(PBTConfig, with_overrides(read_yaml(args.config), common.seed_override(args), "PBT"))
+    cfg = from_plain(PBTConfig, with_overrides(read_config_schema(read_yaml(args.config), args.config),
+                                               common.seed_override(args), "PBT"))
     config, _, rounds = cfg.resolve()  # every value checked before any work
     if args.dry_run:
         return dry_run(args, cfg)

@@ -45,13 +45,11 @@ def run(args) -> int:
     common.say(f"sweep: {len(points)} points x {cfg.seeds} seeds of {cfg.objective} on {cfg.env}, "
                f"{config.num_updates} updates of {config.batch_size} steps each, {split} over "
                f"{min(len(used), per_call * cfg.seeds)} device(s) (compiling first)")
-    from metadisco.core.cells import CellStore, tree_digest
-    from metadisco.objectives.resolve import resolve_objective
+    from metadisco.core.cells import CellStore
+    from metadisco.runs.migrate import upgrade_records
 
-    objective, meta = resolve_objective(cfg.objective)
-    settings = {"sweep": cfg.to_plain(), "objective": {"spec": objective.to_spec(), "meta": tree_digest(meta)},
-                "devices": len(used)}
-    store = CellStore(out / "cells", settings, args.resume, "sweep", write=common.is_writer(), output=out)
+    store = CellStore(out / "cells", plan_settings(cfg, len(used)), args.resume, "sweep", write=common.is_writer(),
+                      output=out, upgrade=upgrade_records)  # a plan of an older version resumes (its spec read as now)
     summary = summarise(cfg, run_sweep(cfg, used, store))
     if not common.is_writer():  # another process of a multi-process run: process 0 writes and reports
         return 0
@@ -65,6 +63,16 @@ def run(args) -> int:
                f"{summary['steps_per_second']:,.0f} env steps/s in {summary['seconds']:.1f}s; wrote {out}/sweep.json, "
                "sweep.md, sweep.png")
     return 0
+
+
+def plan_settings(cfg, devices: int) -> dict:
+    """What a sweep's cells/plan.json stores, and `--resume` compares: the sweep, its objective, the device count."""
+    from metadisco.core.cells import tree_digest
+    from metadisco.objectives.resolve import resolve_objective
+
+    objective, meta = resolve_objective(cfg.objective)
+    return {"sweep": cfg.to_plain(), "objective": {"spec": objective.to_spec(), "meta": tree_digest(meta)},
+            "devices": devices}
 
 
 def dry_run(args, cfg) -> int:

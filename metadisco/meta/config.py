@@ -52,6 +52,7 @@ from metadisco.core.errors import UserError, shorten
 from metadisco.core.schema import Section, Settings, mapping_section, plain_data
 from metadisco.meta.hyper_search import HyperSearch, parse_hyper
 from metadisco.objectives import Objective
+from metadisco.runs.migrate import CONFIG_SCHEMA
 from metadisco.trainers.config import train_settings
 from metadisco.trainers.hyper import check_grid
 
@@ -233,21 +234,13 @@ class MetaConfig:
     KEEP_WRITTEN: typing.ClassVar = {"objective": "objective_written"}  # see `metadisco.core.schema.from_plain`
 
     def to_dict(self) -> dict:
+        """The whole config as plain data, every section (the objective as written, where it was read from one)."""
         plain = {f.name: plain_data(getattr(self, f.name)) for f in fields(self) if f.name != "objective_written"}
         if self.objective_written is not None:
             plain["objective"] = plain_data(self.objective_written)
-        # Sections that older configs lacked are left out while they hold their defaults, so the resolved
-        # config (and its digest, which --resume checks) of a run made before they existed is unchanged.
-        for name in ("sampling", "normalise", "combine", "validation", "plugins", "hyper"):
-            if getattr(self, name) == _DEFAULTS[name]:
-                del plain[name]
-        if "sampling" in plain and not self.sampling.scale:  # likewise a key newer than the section
-            del plain["sampling"]["scale"]
         return plain
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
-
-
-_DEFAULTS = {"sampling": SamplingConfig(), "normalise": "fixed", "combine": "mean", "validation": ValidationConfig(),
-             "plugins": (), "hyper": HyperSearch()}
+        """The resolved config a run directory holds (config.yaml): its schema version, then `to_dict()`; older
+        versions' files are read through `metadisco.runs.migrate`."""
+        return yaml.safe_dump({"schema": CONFIG_SCHEMA, **self.to_dict()}, sort_keys=False, default_flow_style=None)

@@ -45,16 +45,6 @@ class RunState:
         return ckpt_lib.config_digest(self.step.config.to_yaml())
 
     @property
-    def rows(self) -> int:
-        """Rows of a population pass: the members, and with paired fitness the PPO control and padding; each at
-        every point of a tuned fitness's grid."""
-        problem = self.step.problem
-        rows = problem.population_rows() if problem.paired else self.step.population_size
-        if problem.paired and problem.control_objective is not None:
-            rows += problem.control_rows()  # the control's own call
-        return problem.grid.size * rows
-
-    @property
     def has_validation(self) -> bool:
         """Whether the run has validation tasks (a `validation:` section), so that it keeps a best objective."""
         return bool(self.step.problem.valid_tasks)
@@ -63,8 +53,14 @@ class RunState:
     def writer(self) -> bool:
         return self.run_dir is not None and self.run_dir.writer
 
-    def steps_per_pass(self, tasks, rows: int) -> int:
-        return sum(rows * t.cfg.seeds * t.steps_per_run for t in tasks)
+    def counting(self, work, *args):
+        """`work(*args)`, its env steps (the problem's scoring calls as they ran, `MetaProblem.ran`) added to the
+        run's; its value returned."""
+        ran = self.step.problem.env_steps
+        try:
+            return work(*args)
+        finally:
+            self.env_steps += self.step.problem.env_steps - ran
 
     def keep_if_best(self, point, generation: int, score: float | None) -> None:
         """Keep the ES point as objective_best.msgpack when its validation score is the best so far (generation
@@ -142,10 +138,9 @@ class ScoreMean(Periodic):
 
     def __call__(self, view: GenerationView, run: RunState) -> None:
         step = run.step
-        view.line["fitness_of_mean"] = step.problem.mean_fitness(view.mean(), run.baselines)
+        view.line["fitness_of_mean"] = run.counting(step.problem.mean_fitness, view.mean(), run.baselines)
         if step.problem.grid:
             view.line["tuned_mean"] = step.problem.last_choice  # the grid point the mean scored at, per task
-        run.env_steps += step.problem.grid.size * run.steps_per_pass(step.problem.tasks, step.problem.mean_rows())
         if view.last:
             run.record.fitness_of_final_mean = view.line["fitness_of_mean"]
 
@@ -154,10 +149,10 @@ class Validate(Periodic):
     key = "validation"  # the metrics line's field it fills
 
     def __call__(self, view: GenerationView, run: RunState) -> None:
-        view.line["validation"], view.line["validation_tasks"] = run.step.problem.validation(view.mean(), run.baselines)
+        view.line["validation"], view.line["validation_tasks"] = run.counting(
+            run.step.problem.validation, view.mean(), run.baselines)
         if run.step.problem.grid:
             view.line["tuned_validation"] = run.step.problem.last_choice
-        run.env_steps += run.step.problem.validation_steps()
         run.keep_if_best(view.mean(), view.done, view.line["validation"])
         view.line["best_generation"] = run.record.best_generation
 

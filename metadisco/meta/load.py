@@ -13,14 +13,15 @@ from metadisco.core.schema import from_plain, with_overrides
 from metadisco.core.shipped import config_path
 from metadisco.meta.checks import check_meta_config
 from metadisco.meta.config import MetaConfig
+from metadisco.runs.migrate import read_config_schema
 
 
 def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
                  ) -> MetaConfig:
     """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides. `base_dir`, the
     config file's directory, is where its `plugins:` are looked for after the Python path and the working
-    directory."""
-    data = with_overrides(data, overrides, "meta-training")
+    directory. A resolved config of any schema version reads (`metadisco.runs.migrate.read_config_schema`)."""
+    data = with_overrides(read_config_schema(data, "the config"), overrides, "meta-training")
     if "plugins" in data:  # before the objective is read: plugins define its kinds
         from metadisco.core.plugins import load_plugins
 
@@ -35,4 +36,10 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = config_path(str(path))  # a recipe's name (`quickstart`) is its shipped file
     if not path.exists():
         raise UserError(f"no config file {str(path)!r}")
-    return parse_config(read_yaml(path), overrides, path.parent)
+    return parse_config(read_config_schema(read_yaml(path), str(path)), overrides, path.parent)
+
+
+def as_written_now(data: Any) -> dict:
+    """A run directory's config.yaml of any version (plain data) as this version writes it (`MetaConfig.to_dict`):
+    read and written again, which is what a resume compares."""
+    return parse_config(data).to_dict()

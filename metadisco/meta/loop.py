@@ -38,7 +38,7 @@ from metadisco.meta.baselines import initial_fitness, initial_validation, measur
 from metadisco.meta.callbacks import MetaCurveFigure, ProgressBar, Seconds, Timing, notify
 from metadisco.meta.config import MetaConfig
 from metadisco.meta.hooks import GenerationView, RunState, run_hooks, scoring_hooks, writing_hooks
-from metadisco.meta.load import parse_config
+from metadisco.meta.load import as_written_now, parse_config
 from metadisco.meta.problem import member_fitness
 from metadisco.meta.record import RunRecord
 from metadisco.meta.step import GenerationStep, fitness_stats, task_stats
@@ -126,7 +126,8 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
                  *([MetaCurveFigure(config.fitness.score)] if plot and run_dir is not None else []), *callbacks]
     config_yaml = config.to_yaml()
 
-    ckpt = run_dir.resume_point(resume, config_yaml, config.to_dict(), step.mesh) if run_dir is not None else None
+    ckpt = run_dir.resume_point(resume, config_yaml, config.to_dict(), step.mesh, upgrade=as_written_now) \
+        if run_dir is not None else None
     init_state = step.init()
     if ckpt is not None:
         if not np.array_equal(ckpt.key, step.base_key):
@@ -165,14 +166,13 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
     view = initial
     for g in range(start, config.generations):
         t0 = time.perf_counter()
-        es_state, out_g = step(es_state, g, baselines)
-        run.env_steps += run.steps_per_pass(out_g.tasks, run.rows)
+        es_state, out_g = run.counting(step, es_state, g, baselines)
         line = {"generation": g, **fitness_stats(out_g.fitness),
                 "returns": {t.cfg.env: fitness_stats(member_fitness(r))["fitness_mean"]
                             for t, r in zip(out_g.tasks, out_g.returns, strict=True)}}
         if step.problem.paired:
             line["tasks"] = [t.name for t in out_g.tasks]
-            line["baseline"] = dict(out_g.baseline)  # older runs' metrics.jsonl name it "ppo" (readers take both)
+            line["baseline"] = dict(out_g.baseline)
         if config.sampling.scale:  # the drawn settings each task trained at this generation
             line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
                                 for t in out_g.tasks}

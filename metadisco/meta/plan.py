@@ -3,9 +3,10 @@ population program as a generation would call it, and report env steps, FLOPs, m
 and for the whole run, and a roofline estimate on a named accelerator, without training the run or writing
 anything.
 
-- env steps are counted as `metrics.jsonl`'s `env_steps` counts them (each generation's drawn tasks, the ES
-  mean's evaluations every `eval_every` generations and after the last, validations), from the same
-  deterministic draws, so the plan's total is the run's final `env_steps` (tested);
+- env steps are predicted for the calls `metrics.jsonl`'s `env_steps` sums as they run (`MetaProblem.ran`: each
+  generation's drawn tasks, the ES mean's evaluations every `eval_every` generations and after the last,
+  validations), from the same deterministic draws and the same call layout (`MetaProblem.point_layout`), so the
+  plan's total is the run's final `env_steps` (tested);
 - FLOPs and bytes come from XLA's cost model of each compiled population program with its loops counted
   (`metadisco.parallel.cost`), per device, times the devices: the work computed, padding rows included (an
   evaluation of the ES mean that trains it alone, `MetaProblem.mean_rows`, is the population program's figures
@@ -173,7 +174,7 @@ def plan(step, measure: bool = True) -> Plan:
     validation task's program, calls each once (`measure`), and adds up its generations (nothing trained for
     the run, nothing written)."""
     config = step.config
-    rows, mean_rows = _rows(step), step.problem.mean_rows()
+    rows = _rows(step)
     train_block, valid_block, alone_block = _blocks(step)
     G = step.problem.grid.size  # a tuned fitness's scoring of one point: one call per grid point
     train = {t.name: _program(step, t, "train", train_block, measure, grid=bool(step.problem.grid))
@@ -197,8 +198,8 @@ def plan(step, measure: bool = True) -> Plan:
         work = work + sum((_call(control[t.name], step.problem.control_rows() * G)
                            for t in step.problem.tasks_of(g) if control), Pass())
         if (g + 1) % config.eval_every == 0 or last:
-            work = work + sum((_call(train[t.name], mean_rows, mean_rows)
-                               for t in step.problem.tasks for _ in range(G)), Pass())
+            work = work + sum((_call(train[t.name], step.problem.mean_rows(j), step.problem.mean_rows(j))
+                               for j, t in enumerate(step.problem.tasks) for _ in range(G)), Pass())
         if valid and ((g + 1) % config.validation.every == 0 or last):
             work = work + sum([validation] * G, Pass())
         generations.append(work)

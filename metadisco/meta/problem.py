@@ -174,6 +174,9 @@ class MetaProblem:
         self.grid = Grid.of(config.fitness.tune)  # tuned fitness's grid (empty: each task's own settings)
         self.last_choice: dict = {}  # tuned: the grid points the last `score_paired` / `mean_fitness` chose
         self._control_scores: dict = {}  # `control_score`'s figures, measured once per run
+        # Env steps of the scoring calls as they ran (`ran`): what metrics.jsonl's `env_steps` adds up. The reference
+        # and control measurements (`train_rows` from `metadisco.meta.baselines`, `control_score`) are not in it.
+        self.env_steps = 0
         self._device_meshes = [make_mesh([device]) for device in mesh.devices.flat]  # `own_device`'s
 
     @property
@@ -258,19 +261,30 @@ class MetaProblem:
 
     # -- fitness --------------------------------------------------------------------------------------
 
+    def ran(self, task: Task, rows: int) -> None:
+        """Count a scoring call of `task`'s program on `rows` rows in `env_steps`."""
+        self.env_steps += int(rows) * task.cfg.seeds * task.steps_per_run
+
     def train_rows(self, task: Task, rows, keys) -> np.ndarray:
         """Run `task`'s population program on `rows` (ES points, device pytree, leaves [M, ...]) and host seed
         keys [M, S, 2]: returns [M, S] (host). With a `hyper:` section each row trains with the task's own
-        hyperparameters moved by its units; without, every row has the task's own."""
+        hyperparameters moved by its units; without, every row has the task's own. Not counted in `env_steps`
+        (a measurement's call); the scoring calls count theirs (`scored_rows`, `train_grid`)."""
         return hosts.to_host(task.population_program(*self.program_args(task, rows, keys)))
+
+    def scored_rows(self, task: Task, rows, keys) -> np.ndarray:
+        """`train_rows`, counted in `env_steps`."""
+        self.ran(task, np.shape(keys)[0])
+        return self.train_rows(task, rows, keys)
 
     def train_grid(self, task: Task, rows, keys) -> np.ndarray:
         """Returns [M, G, S] of `rows` (ES points, device pytree, leaves [M, ...]) and keys [M, S, 2] at every point
         of the tuning grid, in one call of `task`'s program: row (r, g) trains row r at grid point g
-        (`metadisco.meta.tuning`). Untuned, `train_rows` with G = 1."""
+        (`metadisco.meta.tuning`); counted in `env_steps`. Untuned, `scored_rows` with G = 1."""
         if not self.grid:
-            return self.train_rows(task, rows, keys)[:, None]
+            return self.scored_rows(task, rows, keys)[:, None]
         M, G = np.shape(keys)[0], self.grid.size  # the keys count the rows (a control's may have no leaves)
+        self.ran(task, M * G)
         expanded = hosts.to_global(self.grid.expand(hosts.to_host(rows)), self.mesh)
         args = self.program_args(task, expanded, np.repeat(np.asarray(keys), G, axis=0), grid=True)
         return hosts.to_host(task.population_program(*args)).reshape(M, G, -1)
@@ -383,23 +397,36 @@ class MetaProblem:
         for j, task in enumerate(tasks):
             keys = keys_of(task)  # [pairs, S, 2]
             half = keys.shape[0]
-            device = self.own_device(task, j, half, min_rows)
-            alone = self._alone_rows(half, min_rows)
-            if self.control_objective is not None:  # the point and its control never share a program
-                device, alone = None, paired.point_rows(half, self.devices, 2 * self.devices)
+            rows, device, alone = self.point_layout(task, j, half, min_rows)
+            self.ran(task, rows)
             if device is not None:  # dispatched now, waited for below: the tasks run at once
-                returns = self._point_returns(meta, task, keys, half, device)
+                returns = self._point_returns(meta, task, keys, rows, device)
                 ends[task.name] = (lambda r=returns, h=half: paired.run_mean(hosts.to_host(r)[:h]),
-                                   self._control(task, keys, half, device))
-            elif alone is not None:
-                mine = paired.run_mean(hosts.to_host(self._point_returns(meta, task, keys, alone))[:half])
-                ends[task.name] = (lambda m=mine: m, self._control(task, keys, alone))
+                                   self._control(task, keys, rows, device))
+            elif alone:
+                mine = paired.run_mean(hosts.to_host(self._point_returns(meta, task, keys, rows))[:half])
+                ends[task.name] = (lambda m=mine: m, self._control(task, keys, rows))
             else:
-                rows, n = paired.pairs(meta, self.control, half, self.devices, min_rows)
-                out = self.train_rows(task, hosts.to_global(rows, self.mesh), paired.pair_keys(keys, n))
+                points, _ = paired.pairs(meta, self.control, half, self.devices, min_rows)
+                out = self.train_rows(task, hosts.to_global(points, self.mesh), paired.pair_keys(keys, rows))
                 mine, ppo = paired.run_mean(out[:half]), paired.run_mean(out[half:2 * half])
                 ends[task.name] = (lambda m=mine: m, lambda p=ppo: p)
         return {task.name: tuple(end() for end in ends[task.name]) for task in tasks}
+
+    def point_layout(self, task: Task, j: int, num_pairs: int, min_rows: int = 0) -> tuple[int, object, bool]:
+        """How `score_paired` calls the `j`-th task for one point on `num_pairs` seed rows: (the call's rows, the
+        device of its own or None, whether the point trains alone). Alone on a device of its own (`own_device`:
+        rows = num_pairs), alone on the mesh where that call is the smaller (`_alone_rows`), alone beside a
+        separate control's call, or else in the (point, PPO) pairs call padded to `min_rows`."""
+        if self.control_objective is not None:  # the point and its control never share a program
+            return paired.point_rows(num_pairs, self.devices, 2 * self.devices), None, True
+        device = self.own_device(task, j, num_pairs, min_rows)
+        if device is not None:
+            return num_pairs, device, True
+        alone = self._alone_rows(num_pairs, min_rows)
+        if alone is not None:
+            return alone, None, True
+        return paired.paired_rows(num_pairs, self.devices, min_rows), None, False
 
     def own_device(self, task: Task, j: int, num_pairs: int, min_rows: int = 0):
         """The one-device mesh on which the `j`-th task of a scoring pass trains the point alone, or None (the
@@ -452,14 +479,14 @@ class MetaProblem:
                 baseline_cache.cacheable(task.cfg.env, self.config.objective))
         return self._control_scores[memo_key]
 
-    def mean_rows(self) -> int:
-        """Rows of one evaluation of the ES mean on a training task (what `env_steps` counts): with paired
-        normalisation the mean alone where that is the smaller call (`score_paired`), else the population's
-        rows."""
+    def mean_rows(self, j: int) -> int:
+        """Rows of one evaluation of the ES mean on the `j`-th training task, as `mean_fitness` calls it (the
+        plan's count; the run counts the calls as they ran): with paired normalisation `point_layout`'s, else the
+        population's rows."""
         if not self.paired:
             return self.population_size
         total = self.population_rows()
-        return self._alone_rows(total // 2, total) or total
+        return self.point_layout(self.tasks[j], j, total // 2, total)[0]
 
     def mean_fitness(self, meta, baselines) -> float | None:
         """Fitness (higher is better) of the ES point `meta` (e.g. the ES mean) over P x S fresh seeds per
@@ -470,7 +497,7 @@ class MetaProblem:
         at_points, keys = [], self._mean_keys()  # per grid point (one untuned), per task: the mean's mean return
         for g in range(self.grid.size):
             tasks = self.grid.tasks_at(self.tasks, g)
-            returns = [self.train_rows(task, population, k) for task, k in zip(tasks, keys, strict=True)]
+            returns = [self.scored_rows(task, population, k) for task, k in zip(tasks, keys, strict=True)]
             # Every run counts as one seed of one point (the mean): average the finite runs of each task.
             at_points.append([seed_mean(r, None, diverged="skip") for r in returns])  # in the returns' precision
         per_task, chosen = best_of(np.stack(at_points, axis=-1))  # [T]: each task at the mean's best point
@@ -480,16 +507,9 @@ class MetaProblem:
         return float(value) if np.isfinite(value) else None
 
     def validation_rows(self, j: int) -> int:
-        """Rows of the `j`-th validation task's call that `env_steps` counts: the point's alone on a device of its
-        own (`own_device`), else the (point, PPO) pair."""
+        """Rows of the `j`-th validation task's call, as `validation` calls it (`point_layout`; the plan's count)."""
         task = self.valid_tasks[j]
-        pairs = self.validation_keys(task).shape[0]
-        return pairs if self.own_device(task, j, pairs) is not None else 2 * pairs
-
-    def validation_steps(self) -> int:
-        """Env steps of one validation, as `env_steps` counts them (`validation_rows`)."""
-        return self.grid.size * sum(self.validation_rows(j) * t.cfg.seeds * t.steps_per_run
-                                    for j, t in enumerate(self.valid_tasks))
+        return self.point_layout(task, j, self.validation_keys(task).shape[0])[0]
 
     def validation(self, meta, baselines) -> tuple[float | None, dict]:
         """The PPO-normalised score of the ES point `meta` on the validation tasks (every length of each)."""

@@ -8,15 +8,27 @@ written, with the numbers unchanged, does not orphan the cells of a run made bef
   epsilon settings (`eps_start`, `eps_finish`, `eps_decay`, `reward_scale`) and an update-rule config the replay's
   (`replay_capacity`, `replay_batch`, `max_abs_update`) as fields; they are now the options of the algorithms that
   have them (`FORMER_FIELDS`). A record of an algorithm without the option drops it where it holds the value every
-  config held then (any other value is kept, and then differs: such a record was not of a default config).
+  config held then (any other value is kept, and then differs: such a record was not of a default config). In 0.1.0
+  and 0.2.0 a record also held every field that only some algorithms read (`OPTIONAL_FIELDS`: PPO's entropy and value
+  coefficients, epochs, minibatches, gradient clip) whatever its algorithm; one of an algorithm that does not read
+  the field drops it where it holds the default or None (a static config's blank), the only values such a config
+  could hold.
 - **objective specs** (`Objective.to_spec`): a spec is read and written again, so that options a piece has gained
   since (the LPO drifts' `floor`, written at its default 0 since 0.2.0), and their defaults, compare equal.
 
-And whole files by their schema version:
+And whole files, or lines, by their schema version:
 
 - **eval.json** (`upgrade_report`): schema 2 (`REPORT_SCHEMA`) is `{"schema", "settings", "envs", "aggregate"}`.
   Files without a schema are version 1, in one of two layouts: the same sections, or (the earliest) each env id
   beside "settings" and "aggregate". A newer schema than this version writes is refused, naming both.
+- **a run directory's config.yaml** (meta-training's and PBT's; `read_config_schema`): schema 2 (`CONFIG_SCHEMA`)
+  is `schema: 2`, first, then every section of the resolved config. Files without one are version 1, which left
+  out meta-training's sections added after 0.1.0 (sampling, normalise, combine, validation, plugins, hyper) while
+  they held their defaults: read, they take the defaults, so a version-1 file parses to the config it was written
+  from, and a resume compares it as read and written again (`metadisco.runs.rundir.RunDir.resume_point`).
+- **metrics.jsonl lines** (`upgrade_metrics_line`): schema 2 (`METRICS_SCHEMA`) lines carry `"schema": 2`, first.
+  Lines without one are version 1; the oldest of them name a paired run's control scores "ppo" (now "baseline",
+  whatever the control's algorithm). A run resumed across versions holds lines of both, each read by its own.
 """
 
 from __future__ import annotations
@@ -29,6 +41,8 @@ from metadisco.core.errors import UserError
 FORMER_FIELDS = {"eps_start": 1.0, "eps_finish": 0.05, "eps_decay": 0.1, "reward_scale": 1.0,
                  "replay_capacity": 1024, "replay_batch": 64, "max_abs_update": 1.0}
 REPORT_SCHEMA = 2  # eval.json's: the version `metadisco evaluate` writes
+CONFIG_SCHEMA = 2  # a run directory's config.yaml: the version `metadisco meta-train` and `metadisco pbt` write
+METRICS_SCHEMA = 2  # a metrics.jsonl line's: the version meta-training and PBT write
 REPORT_SECTIONS = ("settings", "envs", "aggregate")  # a report's sections, in the order eval.json writes them
 CONFIG_KEYS = frozenset({"algorithm", "num_envs", "num_steps", "total_timesteps"})  # what marks a config record
 
@@ -37,12 +51,21 @@ def upgrade_config_record(record: dict) -> dict:
     """A config record of an older version as this one writes it (the module docstring); a current one comes back
     equal."""
     from metadisco.trainers.algorithm import get_algorithm, option_names
+    from metadisco.trainers.config import DEFAULT, OPTIONAL_FIELDS
 
     try:
-        own = set(option_names(get_algorithm(str(record.get("algorithm", "ppo")))))
+        algorithm = get_algorithm(str(record.get("algorithm", "ppo")))
     except UserError:
         return record  # an algorithm of a plugin not loaded: left as it is
-    return {k: v for k, v in record.items() if not (k in FORMER_FIELDS and k not in own and v == FORMER_FIELDS[k])}
+    own = set(option_names(algorithm))
+    unread = set(OPTIONAL_FIELDS) - set(algorithm.reads)
+
+    def former(k: str, v: Any) -> bool:
+        if k in FORMER_FIELDS and k not in own:
+            return v == FORMER_FIELDS[k]
+        return k in unread and (v is None or v == getattr(DEFAULT, k))
+
+    return {k: v for k, v in record.items() if not former(k, v)}
 
 
 def upgrade_spec(spec: dict) -> dict:
@@ -76,15 +99,44 @@ def upgrade_report(report: Any, source: str = "eval.json") -> dict:
         found = sorted(report) if isinstance(report, dict) else type(report).__name__
         raise UserError(f"{source} is not an eval.json report: expected the keys schema, settings, envs and "
                         f"aggregate, got {found}")
-    schema = report.get("schema", 1)
-    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
-        raise UserError(f"{source} is damaged: its schema is {schema!r}, not a positive integer")
-    if schema > REPORT_SCHEMA:
-        raise UserError(f"{source} has schema {schema}, newer than this metadisco reads ({REPORT_SCHEMA}); "
-                        "upgrade metadisco to read it")
+    schema = checked_schema(report.get("schema", 1), REPORT_SCHEMA, source)
     if isinstance(report.get("envs"), dict):  # schema 2, or schema 1 in the sections' layout
         return {name: report[name] for name in REPORT_SECTIONS}
     if schema >= 2:  # only schema 1 has the layout of env ids beside the sections
         raise UserError(f"{source} is damaged: schema {schema} holds its envs under \"envs\", which it lacks")
     envs = {key: value for key, value in report.items() if key not in ("settings", "aggregate", "schema")}
     return {"settings": report["settings"], "envs": envs, "aggregate": report["aggregate"]}
+
+
+def upgrade_metrics_line(line: Any, source: str) -> dict:
+    """A parsed metrics.jsonl line of any schema as this version writes it, without its "schema" (a property of
+    the line); anything else is a one-line `UserError` naming `source` (the file and line number)."""
+    if not isinstance(line, dict):
+        raise UserError(f"{source} is damaged: a metrics line is a JSON object, got {type(line).__name__}")
+    line = dict(line)
+    schema = checked_schema(line.pop("schema", 1), METRICS_SCHEMA, source)
+    if schema == 1 and "ppo" in line and "baseline" not in line:
+        line["baseline"] = line.pop("ppo")
+    return line
+
+
+def read_config_schema(data: Any, source: str) -> Any:
+    """A config's plain data (a meta-training or PBT config; a run directory's config.yaml) without its "schema"
+    key, checked (a file without one is version 1, which reads as it is: the module docstring); a config that is
+    not a mapping is left for the parser to name."""
+    if not isinstance(data, dict) or "schema" not in data:
+        return data
+    data = dict(data)
+    checked_schema(data.pop("schema"), CONFIG_SCHEMA, source)
+    return data
+
+
+def checked_schema(schema: Any, current: int, source: str) -> int:
+    """`schema` if it is a version this metadisco reads (1 to `current`); otherwise a one-line `UserError` naming
+    `source`."""
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+        raise UserError(f"{source} is damaged: its schema is {schema!r}, not a positive integer")
+    if schema > current:
+        raise UserError(f"{source} has schema {schema}, newer than this metadisco reads ({current}); "
+                        "upgrade metadisco to read it")
+    return schema

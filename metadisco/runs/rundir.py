@@ -3,7 +3,7 @@
     config.yaml              the resolved config (a resume must match it, up to `generations`)
     devices.json             the device count the run is bit-identical for
     baselines.json           the baselines fitness is scored against (when there are any)
-    metrics.jsonl            one JSON object per generation, appended and fsync'd
+    metrics.jsonl            one JSON object per generation, appended and fsync'd, each with its schema version
     objective.msgpack        the ES mean, rewritten every generation
     objective_best.msgpack   with validation: the ES mean that scored best on the validation tasks
     hyper.json               with a `hyper:` section: the evolved settings (units and each task's values) of
@@ -30,6 +30,7 @@ from metadisco.core import checkpoint as ckpt_lib
 from metadisco.core import lock as rundir_lock
 from metadisco.core.errors import SettingError, UserError
 from metadisco.core.io import atomic_write_text, os_error, read_text, read_yaml, to_jsonable
+from metadisco.runs.migrate import METRICS_SCHEMA, upgrade_metrics_line
 
 CONFIG = "config.yaml"
 BASELINES = "baselines.json"
@@ -83,10 +84,12 @@ class RunDir:
             raise SettingError(f"{str(self.path)!r} is not empty; pass resume to continue the run there, "
                                "or choose a new out", ("resume", "out"))
 
-    def resume_point(self, resume: bool, config_yaml: str, config_dict: dict, mesh=None
+    def resume_point(self, resume: bool, config_yaml: str, config_dict: dict, mesh=None, upgrade=None
                      ) -> ckpt_lib.Checkpoint | None:
         """Check the directory for a run of the config `config_yaml` (resolved YAML; `config_dict` its dict);
-        return the checkpoint to resume from, if any."""
+        return the checkpoint to resume from, if any. `upgrade`: a stored config.yaml's data (any version) -> as
+        `config_dict` is written, so that a run made by an older version resumes; without it the stored file is
+        compared as it is."""
         from metadisco.parallel import hosts
 
         if self.path.exists() and not self.path.is_dir():
@@ -98,19 +101,34 @@ class RunDir:
         ckpt = ckpt_lib.latest(self / CHECKPOINTS)
         saved = self / CONFIG
         if ckpt is None:  # killed before the first checkpoint: start again, if it is the same run
-            if saved.is_file() and ckpt_lib.config_digest(saved.read_text()) != digest:
+            if saved.is_file() and ckpt_lib.config_digest(saved.read_text()) != digest \
+                    and self._stored_config(upgrade) != config_dict:
                 raise UserError(f"the config differs from the one of the run in {self.path}")
             self.say(f"no checkpoint in {self / CHECKPOINTS} yet: starting from generation 0")
             return None
         if ckpt.config_sha256 != digest:
             # The one change a resume allows: more (or fewer) generations.
-            old = read_yaml(saved) if saved.is_file() else None
+            old = self._stored_config(upgrade)
             if old is None or {**old, "generations": None} != {**config_dict, "generations": None}:
                 raise UserError(f"the config differs from the one of the run in {self.path}; resume with the same "
                                 "config (only generations may change)")
         if mesh is not None:
             hosts.warn_if_other_devices(self.path, mesh)
         return ckpt
+
+    def _stored_config(self, upgrade) -> dict | None:
+        """config.yaml's data as `upgrade` writes it now (None without the file, or where it no longer reads)."""
+        saved = self / CONFIG
+        if not saved.is_file():
+            return None
+        old = read_yaml(saved)
+        if upgrade is None:
+            return old
+        try:
+            return upgrade(old)
+        except UserError as e:
+            self.say(f"{saved} does not read as a config of this version ({e})")
+            return None
 
     def disk_full_advice(self) -> str:
         """What to do after a full disk stopped the run: the checkpoint a resume starts from, and --resume."""
@@ -139,11 +157,12 @@ class RunDir:
     # -- metrics.jsonl --------------------------------------------------------------------------------
 
     def append_metrics(self, line: dict) -> None:
+        """One line of metrics.jsonl: `line` under the current schema (`metadisco.runs.migrate.METRICS_SCHEMA`)."""
         if not self.writer:
             return
         try:
             with open(self / METRICS, "a") as f:
-                f.write(json.dumps(to_jsonable(line)) + "\n")
+                f.write(json.dumps(to_jsonable({"schema": METRICS_SCHEMA, **line})) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as e:  # a line cut off here is dropped, and said, on --resume (`truncate_metrics`)
@@ -166,7 +185,8 @@ class RunDir:
             self.say(f"{path}: dropped a partial last line ({len(torn.encode())} bytes, cut off mid-write)"
                      + (f"; the record of generation {len(kept)} is lost, a placeholder stands in" if lost else ""))
             if lost:
-                kept.append(json.dumps({"generation": len(kept), "fitness_mean": None, "fitness_max": None,
+                kept.append(json.dumps({"schema": METRICS_SCHEMA, "generation": len(kept), "fitness_mean": None,
+                                        "fitness_max": None,
                                         "seconds": None, "lost": True}) + "\n")
         kept = kept[:lines]
         if len(kept) < lines:
@@ -177,8 +197,9 @@ class RunDir:
         return (self / METRICS).is_file()
 
     def read_metrics(self, lenient: bool = False) -> list[dict]:
-        """The generations recorded in metrics.jsonl, one dict each. A damaged line is a `UserError`, as is a
-        file with no generation; `lenient` (a figure drawn as a convenience) leaves damaged lines out and
+        """The generations recorded in metrics.jsonl, one dict each, as this version writes them (older lines
+        through `metadisco.runs.migrate.upgrade_metrics_line`; no "schema" key). A damaged line is a `UserError`,
+        as is a file with no generation; `lenient` (a figure drawn as a convenience) leaves damaged lines out and
         returns [] for a missing file."""
         path = self / METRICS
         if lenient and not path.is_file():
@@ -188,11 +209,15 @@ class RunDir:
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append(upgrade_metrics_line(json.loads(line), f"line {number} of {path}"))
             except json.JSONDecodeError:
                 if lenient:
                     continue
                 raise UserError(f"damaged line {number} in {path}") from None
+            except UserError:
+                if lenient:
+                    continue
+                raise
         if not rows and not lenient:
             raise UserError(f"{path} has no generations yet")
         return rows

@@ -196,9 +196,20 @@ class TrainConfig:
 ACTIVATIONS = ("tanh", "relu")
 MAX_EVAL_EPISODES = 4096
 # The fields that only some algorithms read (each algorithm lists those it reads in `Algorithm.reads`); a config's
-# record (`config_to_dict`) holds them whatever its algorithm.
+# record (`config_to_dict`) holds those its algorithm reads.
 OPTIONAL_FIELDS = ("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm")
 DEFAULT = TrainConfig()
+
+
+def _reads(algorithm: str) -> tuple[str, ...]:
+    """The `OPTIONAL_FIELDS` that `algorithm` reads; all of them for a name not registered (a plugin not loaded),
+    whose record is then kept whole."""
+    from metadisco.trainers.algorithm import get_algorithm
+
+    try:
+        return get_algorithm(algorithm).reads
+    except UserError:
+        return OPTIONAL_FIELDS
 
 
 def _algorithm_names() -> list[str]:
@@ -324,11 +335,13 @@ def canonical_options(algorithm, options: Mapping[str, Any]) -> tuple[tuple[str,
 
 
 def config_to_dict(config: TrainConfig) -> dict:
-    """The config as plain data (its record in eval.json, plans, summaries and baseline-cache keys), the algorithm's
-    own options beside the fields; `eval_episodes` appears only when set. Records written by older versions are
-    read through `metadisco.runs.migrate`."""
+    """The config as plain data (its record in eval.json, plans, summaries and baseline-cache keys): the fields its
+    algorithm reads (of `OPTIONAL_FIELDS`, only those in `Algorithm.reads`: DQN's record has no entropy
+    coefficient), its own options beside them; `eval_episodes` appears only when set. Records written by older
+    versions are read through `metadisco.runs.migrate`."""
+    unread = set(OPTIONAL_FIELDS) - set(_reads(config.algorithm))
     out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
-           if k != "algorithm_options"}
+           if k != "algorithm_options" and k not in unread}
     if not out["eval_episodes"]:
         del out["eval_episodes"]
     if config.options is not None:

@@ -2,7 +2,10 @@
 that adding `combine:` (rank combination of tasks) changed nothing for a config without it. Run once on the code
 before that change, with the test session's 4 CPU devices:
 `PYTHONPATH=OLD_TREE python tests/data/record_pre_task_ranks.py`; tests/meta/test_task_ranks.py reruns `runs()`
-on the current code and compares: the objective file's bytes and the numbers of every metrics line.
+on the current code and compares: the objective's meta-parameters (their bytes) and the numbers of every metrics
+line. (It compared the objective file's bytes until the file's spec began to list every option of its pieces,
+the drifts' `floor` at 0 too, which changed the bytes and no number: recorded again on the code just before
+that change, with the meta-parameters' digest in place of the file's.)
 Re-recorded when `final_return` started scoring a run with no episode in its final window by its
 latest update that finished any, instead of NaN: a deliberate change of those runs' numbers (the paired run
 here has such members; the fixed one does not and recorded the same numbers again).
@@ -49,13 +52,30 @@ def config(**changes) -> dict:
     return out
 
 
+def meta_sha256(path: Path) -> str:
+    """The digest of an objective file's meta-parameters: every leaf's path, dtype, shape and bytes (the numbers
+    the run found, apart from how the file writes its spec)."""
+    import jax
+    import numpy as np
+
+    from metadisco.objectives.files import load_objective
+
+    digest = hashlib.sha256()
+    for keypath, leaf in jax.tree_util.tree_flatten_with_path(load_objective(path)[1])[0]:
+        array = np.asarray(leaf)
+        for part in (jax.tree_util.keystr(keypath), str(array.dtype), str(array.shape)):
+            digest.update(part.encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 def run(out: Path, **changes) -> dict:
-    """Meta-train `config(**changes)` into `out`: {objective_sha256, metrics: [the KEYS of each line]}."""
+    """Meta-train `config(**changes)` into `out`: {meta_sha256, metrics: [the KEYS of each line]}."""
     from metadisco.meta.loop import meta_train
 
     meta_train(config(**changes), out, progress=False, plot=False)
     lines = [as_recorded(json.loads(line)) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    return {"objective_sha256": hashlib.sha256((out / "objective.msgpack").read_bytes()).hexdigest(),
+    return {"meta_sha256": meta_sha256(out / "objective.msgpack"),
             "metrics": [{k: line[k] for k in KEYS if k in line} for line in lines]}
 
 

@@ -1,5 +1,5 @@
 """Evaluations written by older versions still resume: their cells' plan.json holds config records of 0.2.0 (every
-config with PQN's epsilon settings, the update rule's replay settings as fields), which
+config with PQN's epsilon settings, the update rule's replay settings and PPO's coefficients as fields), which
 `metadisco.runs.migrate.upgrade_records` reads as this version writes them. Each test recomputes the settings of a
 committed evaluation's command and compares them with its stored plan, as `--resume` does."""
 
@@ -14,6 +14,8 @@ from metadisco.evaluate import _Plan, prepare
 from metadisco.evaluate.rules import Rules
 from metadisco.evaluate.training import Training
 from metadisco.runs.migrate import FORMER_FIELDS, upgrade_config_record, upgrade_records
+from metadisco.trainers.config import OPTIONAL_FIELDS
+from metadisco.trainers.hyper import static_of
 
 ROOT = Path(__file__).resolve().parents[2]
 # results/lpg_gridworld/run.sh's AGENT: the --set changes of its judges.
@@ -60,12 +62,27 @@ def test_upgrading_keeps_an_algorithms_own_settings_and_is_idempotent(algorithm)
     from metadisco.runs.seeds import resolve_config
     from metadisco.trainers.config import config_to_dict
 
-    current = config_to_dict(resolve_config("CartPole-v1", algorithm=algorithm))
+    config = resolve_config("CartPole-v1", algorithm=algorithm)
+    current = config_to_dict(config)
     assert upgrade_config_record(current) == current  # a current record comes back equal
-    old = {**FORMER_FIELDS, **current}  # 0.2.0 wrote the former fields whatever the algorithm
-    assert upgrade_config_record(old) == current
-    changed = {**old, "eps_start": 0.5}  # a value no config of that version held for the algorithm is kept
+    # 0.2.0 wrote the former fields, and every field only some algorithms read, whatever the algorithm.
+    whole = {**FORMER_FIELDS, **{k: getattr(config, k) for k in OPTIONAL_FIELDS}, **current}
+    assert upgrade_config_record(whole) == current
+    changed = {**whole, "eps_start": 0.5}  # a value no config of that version held for the algorithm is kept
     assert "eps_start" in upgrade_config_record(changed)
+    # A static config's record (a sweep plan's: traced fields blank) drops the unread ones at None as well.
+    static = config_to_dict(static_of(config))
+    assert upgrade_config_record({**{k: None for k in ("ent_coef", "vf_coef", "max_grad_norm")}, **static}) == static
+
+
+@pytest.mark.parametrize("algorithm", ["ppo", "dqn", "update_rule", "pqn"])
+def test_a_record_holds_the_optional_fields_its_algorithm_reads(algorithm):
+    from metadisco.runs.seeds import resolve_config
+    from metadisco.trainers.algorithm import get_algorithm
+    from metadisco.trainers.config import config_to_dict
+
+    record = config_to_dict(resolve_config("CartPole-v1", algorithm=algorithm))
+    assert set(OPTIONAL_FIELDS) & set(record) == set(get_algorithm(algorithm).reads)
 
 
 def test_every_committed_plan_reads_without_former_fields_its_algorithm_lacks():
@@ -76,8 +93,9 @@ def test_every_committed_plan_reads_without_former_fields_its_algorithm_lacks():
     for path in plans:
         settings = upgrade_records(read_json(path).get("settings"))
         for config in _configs(settings):
-            own = set(option_names(get_algorithm(config["algorithm"])))
-            assert not (set(FORMER_FIELDS) - own) & set(config), path
+            algorithm = get_algorithm(config["algorithm"])
+            assert not (set(FORMER_FIELDS) - set(option_names(algorithm))) & set(config), path
+            assert not (set(OPTIONAL_FIELDS) - set(algorithm.reads)) & set(config), path
 
 
 def _configs(tree):

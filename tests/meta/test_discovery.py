@@ -90,14 +90,16 @@ def test_discovery_config_errors(overrides, message):
         parse_config(DISCOVER, overrides)
 
 
-def test_lifetimes_read_back_and_old_configs_keep_their_resolved_form():
+def test_lifetimes_read_back_and_configs_without_the_newer_sections_take_their_defaults():
     config = parse_config(DISCOVER)
     assert config.tasks[0].lifetimes == (256, 512) and config.tasks[1].lifetimes == (512,)
     assert parse_config(config.to_dict()) == config
     plain = parse_config({k: v for k, v in DISCOVER.items() if k not in ("sampling", "normalise", "validation")})
-    # a config without the new sections resolves exactly as before they existed (resume digests stay valid)
-    assert not {"sampling", "normalise", "validation"} & set(plain.to_dict())
-    assert parse_config(DISCOVER, ["sampling.scale={}"]).to_dict()["sampling"] == {"tasks_per_generation": 1}
+    # the resolved form holds every section, at its default where the config had none (an older run directory's
+    # config.yaml, written without them, still resumes: tests/meta/test_config_schema.py)
+    assert {"sampling", "normalise", "validation"} <= set(plain.to_dict())
+    assert parse_config(plain.to_dict()) == plain and plain.normalise == "fixed"
+    assert parse_config(DISCOVER, ["sampling.scale={}"]).to_dict()["sampling"]["tasks_per_generation"] == 1
     assert parse_config(DISCOVER).to_dict()["sampling"]["scale"] == {"lr": [0.5, 2.0]}
 
 
@@ -223,7 +225,7 @@ def test_the_mean_scored_alone_gets_the_paired_calls_bits_and_ppo_trains_once():
     config.pop("validation")
     step = GenerationStep(parse_config(config), mesh=make_mesh(jax.devices()[:2]))
     problem, (task,) = step.problem, step.problem.tasks
-    assert problem.population_rows() == 6 and problem.mean_rows() == 4
+    assert problem.population_rows() == 6 and problem.mean_rows(0) == 4
     baselines = Baselines(random={"CartPole-v1": 20.0}, scales={task.name: 7.0}, paired=True)
     population = hosts.to_host(step.ask(step.keys(0).ask, step.init(step.base_key))[0])
     calls = []
@@ -257,7 +259,7 @@ def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once(t
     problem = step.problem
     meshes = [problem.own_device(t, j, 1) for j, t in enumerate(problem.valid_tasks)]
     assert [list(m.devices.flat) for m in meshes] == [[d] for d in jax.devices()[:2]]
-    assert problem.validation_steps() == sum(4 * t.steps_per_run for t in problem.valid_tasks)
+    assert [problem.validation_rows(j) for j in range(len(problem.valid_tasks))] == [1, 1]  # the plan's count
     baselines = Baselines(random={"Catch-bsuite": -1.0}, paired=True)
     population = hosts.to_host(step.ask(step.keys(0).ask, step.init(step.base_key))[0])
     calls = []
@@ -273,7 +275,9 @@ def test_validation_trains_each_task_alone_on_a_device_of_its_own_and_ppo_once(t
     ppo = [one_device_return(problem.control, t, m) for t, m in zip(problem.valid_tasks, meshes, strict=True)]
     for m in range(2):  # two points, as two validations of a run
         point = jax.tree.map(lambda x, m=m: x[m], population)
+        ran = problem.env_steps
         _, per_task = problem.validation(point, baselines)
+        assert problem.env_steps - ran == sum(4 * t.steps_per_run for t in problem.valid_tasks)  # the points' runs
         for task, mesh, control in zip(problem.valid_tasks, meshes, ppo, strict=True):
             mine = one_device_return(point, task, mesh)
             assert per_task[task.name] == float(paired.relative(np.asarray([mine]), control,

@@ -120,12 +120,12 @@ def test_combine_errors(overrides, message):
         parse_config(RANK, overrides)
 
 
-def test_combine_reads_back_and_without_it_the_resolved_config_is_unchanged():
+def test_combine_reads_back_and_without_it_the_resolved_config_is_the_default_one():
     config = parse_config(RANK)
     assert config.combine == "rank" and config.to_dict()["combine"] == "rank"
     assert parse_config(config.to_dict()) == config
-    # the default is left out of the resolved config (and so of the digest --resume checks)
-    assert "combine" not in parse_config(recorder.config(combine="mean")).to_dict()
+    # the default is written out in the resolved config, which equals that of a config without the key
+    assert parse_config(recorder.config(combine="mean")).to_dict()["combine"] == "mean"
     assert parse_config(recorder.config(combine="mean")).to_yaml() == parse_config(recorder.CONFIG).to_yaml()
 
 
@@ -137,8 +137,9 @@ def test_combine_reads_back_and_without_it_the_resolved_config_is_unchanged():
 @pytest.mark.slow  # 116 s on 2 cores
 def test_without_combine_a_run_is_bit_identical_to_before(tmp_path):
     """tests/data/pre_task_ranks.json was written by tests/data/record_pre_task_ranks.py on main before this
-    change (jax 0.10.2, CPU, 4 devices): the objective file's bytes and every number of metrics.jsonl; re-recorded
-    after `final_return`'s fallback for windows with no episode, which changed the paired run on purpose."""
+    change (jax 0.10.2, CPU, 4 devices): the objective's meta-parameters and every number of metrics.jsonl;
+    re-recorded after `final_return`'s fallback for windows with no episode, which changed the paired run on
+    purpose, and with the meta-parameters' digest in place of the objective file's (the recorder says why)."""
     recorded = json.loads((DATA / "pre_task_ranks.json").read_text())
     now = (jax.__version__, jax.default_backend(), jax.device_count())
     if (recorded["jax"], recorded["backend"], recorded["devices"]) != now:

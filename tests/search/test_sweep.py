@@ -165,3 +165,20 @@ def test_eval_return_score_ranks_deterministic_episodes(tmp_path):
         sweep_config(score="eval_return").resolve()
     with pytest.raises(UserError, match="score must be one of final_return, eval_return"):
         sweep_config(score="auc").resolve()
+
+
+def test_a_committed_sweep_still_resumes():
+    """results/open/cpu_asterix_1e7's Adam sweep: its stored plan, read through `upgrade_records` as `--resume`
+    reads it, equals what the sweep would store now, so its finished learning rates are not run again."""
+    from pathlib import Path
+
+    from metadisco.cli.sweep_cmd import plan_settings
+    from metadisco.core.cells import first_difference
+    from metadisco.core.io import read_json, read_yaml
+    from metadisco.runs.migrate import upgrade_records
+
+    here = Path(__file__).resolve().parents[2] / "results/open/cpu_asterix_1e7"
+    stored = read_json(here / "adam/cells/plan.json")["settings"]
+    cfg = from_plain(SweepConfig, read_yaml(here / "adam_sweep.yaml"))
+    now = json.loads(json.dumps(plan_settings(cfg, stored["devices"])))
+    assert first_difference(upgrade_records(stored), now) is None

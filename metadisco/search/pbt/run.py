@@ -35,11 +35,12 @@ import yaml
 
 from metadisco.core import checkpoint as ckpt_lib
 from metadisco.core.errors import UserError
-from metadisco.core.schema import plain_data
+from metadisco.core.schema import from_plain, plain_data
 from metadisco.core.streams import PBT_INIT_STREAM
 from metadisco.envs import devices_for_env
 from metadisco.parallel import sharding
 from metadisco.parallel.cost import CallPlan, plan_call
+from metadisco.runs.migrate import CONFIG_SCHEMA, read_config_schema
 from metadisco.runs.rundir import CHECKPOINTS, RunDir
 from metadisco.runs.seeds import seed_keys
 from metadisco.search.pbt import strategies
@@ -147,7 +148,14 @@ class PBT:
         return take_rows(state, parents, values), parents
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(plain_data(self.cfg), sort_keys=False, default_flow_style=None)
+        """The run directory's config.yaml: its schema version, then the config (`metadisco.runs.migrate`)."""
+        return yaml.safe_dump({"schema": CONFIG_SCHEMA, **plain_data(self.cfg)}, sort_keys=False,
+                              default_flow_style=None)
+
+
+def _as_written_now(data) -> dict:
+    """A PBT run's stored config.yaml of any version as this version writes its config (what a resume compares)."""
+    return plain_data(from_plain(PBTConfig, read_config_schema(data, "the run's config.yaml")))
 
 
 def _lineage(lines: list[dict]) -> dict:
@@ -183,7 +191,8 @@ def _run_pbt(cfg: PBTConfig, run_dir: RunDir | None, resume: bool, devices, say,
     config_yaml = pbt.to_yaml()
     digest = ckpt_lib.config_digest(config_yaml)
     mesh = sharding.mesh_of(pbt.devices)
-    ckpt = run_dir.resume_point(resume, config_yaml, yaml.safe_load(config_yaml), mesh) if run_dir else None
+    ckpt = run_dir.resume_point(resume, config_yaml, plain_data(cfg), mesh, upgrade=_as_written_now) \
+        if run_dir else None
     state = pbt.init()
     lines: list[dict] = []
     start = 0

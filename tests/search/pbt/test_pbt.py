@@ -134,9 +134,18 @@ def test_run_directory(tmp_path):
     assert len(path) == 3 and path[-1] == summary["best_agent"]
     assert summary["best_schedule"]["lr"] == [lineage["hyper"]["lr"][r][a] for r, a in enumerate(path)]
     assert (tmp_path / "pbt.png").read_bytes()[:4] == b"\x89PNG"
-    assert yaml.safe_load((tmp_path / "config.yaml").read_text())["population"] == 4
+    written = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert written["population"] == 4 and next(iter(written)) == "schema"
     with pytest.raises(UserError, match="not empty"):
         run_pbt(pbt_config(), tmp_path)
+    # A run directory of the version before config.yaml had a schema resumes (here: is found finished) ...
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({k: v for k, v in written.items() if k != "schema"},
+                                                         sort_keys=False, default_flow_style=None))
+    again = run_pbt(pbt_config(), tmp_path, resume=True)
+    np.testing.assert_array_equal(again.scores, result.scores)
+    # ... and another config does not
+    with pytest.raises(UserError, match="the config differs"):
+        run_pbt(pbt_config(None, "seed=4"), tmp_path, resume=True)
 
 
 @pytest.mark.parametrize("overrides, message", [
