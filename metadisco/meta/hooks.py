@@ -57,10 +57,9 @@ class RunState:
         """`work(*args)`, its env steps (the problem's scoring calls as they ran, `MetaProblem.ran`) added to the
         run's; its value returned."""
         ran = self.step.problem.env_steps
-        try:
-            return work(*args)
-        finally:
-            self.env_steps += self.step.problem.env_steps - ran
+        out = work(*args)
+        self.env_steps += self.step.problem.env_steps - ran
+        return out
 
     def keep_if_best(self, point, generation: int, score: float | None) -> None:
         """Keep the ES point as objective_best.msgpack when its validation score is the best so far (generation

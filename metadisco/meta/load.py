@@ -16,12 +16,13 @@ from metadisco.meta.config import MetaConfig
 from metadisco.runs.migrate import read_config_schema
 
 
-def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None
-                 ) -> MetaConfig:
+def parse_config(data: Any, overrides: list[str] | tuple[str, ...] = (), base_dir: str | Path | None = None,
+                 source: str = "the config") -> MetaConfig:
     """Build a validated `MetaConfig` from plain data (parsed YAML) and 'key=value' overrides. `base_dir`, the
     config file's directory, is where its `plugins:` are looked for after the Python path and the working
-    directory. A resolved config of any schema version reads (`metadisco.runs.migrate.read_config_schema`)."""
-    data = with_overrides(read_config_schema(data, "the config"), overrides, "meta-training")
+    directory. A resolved config of any schema version reads (`metadisco.runs.migrate.read_config_schema`; its
+    errors name `source`)."""
+    data = with_overrides(read_config_schema(data, source), overrides, "meta-training")
     if "plugins" in data:  # before the objective is read: plugins define its kinds
         from metadisco.core.plugins import load_plugins
 
@@ -36,7 +37,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     path = config_path(str(path))  # a recipe's name (`quickstart`) is its shipped file
     if not path.exists():
         raise UserError(f"no config file {str(path)!r}")
-    return parse_config(read_config_schema(read_yaml(path), str(path)), overrides, path.parent)
+    return parse_config(read_yaml(path), overrides, path.parent, str(path))
 
 
 def as_written_now(data: Any) -> dict:

@@ -51,14 +51,13 @@ def upgrade_config_record(record: dict) -> dict:
     """A config record of an older version as this one writes it (the module docstring); a current one comes back
     equal."""
     from metadisco.trainers.algorithm import get_algorithm, option_names
-    from metadisco.trainers.config import DEFAULT, OPTIONAL_FIELDS
+    from metadisco.trainers.config import DEFAULT, unread_fields
 
     try:
         algorithm = get_algorithm(str(record.get("algorithm", "ppo")))
     except UserError:
         return record  # an algorithm of a plugin not loaded: left as it is
-    own = set(option_names(algorithm))
-    unread = set(OPTIONAL_FIELDS) - set(algorithm.reads)
+    own, unread = set(option_names(algorithm)), unread_fields(algorithm.name)
 
     def former(k: str, v: Any) -> bool:
         if k in FORMER_FIELDS and k not in own:

@@ -186,8 +186,7 @@ class RunDir:
                      + (f"; the record of generation {len(kept)} is lost, a placeholder stands in" if lost else ""))
             if lost:
                 kept.append(json.dumps({"schema": METRICS_SCHEMA, "generation": len(kept), "fitness_mean": None,
-                                        "fitness_max": None,
-                                        "seconds": None, "lost": True}) + "\n")
+                                        "fitness_max": None, "seconds": None, "lost": True}) + "\n")
         kept = kept[:lines]
         if len(kept) < lines:
             raise UserError(f"{path} has {len(kept)} lines but the checkpoint counts {lines}; it was damaged")

@@ -201,15 +201,15 @@ OPTIONAL_FIELDS = ("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "m
 DEFAULT = TrainConfig()
 
 
-def _reads(algorithm: str) -> tuple[str, ...]:
-    """The `OPTIONAL_FIELDS` that `algorithm` reads; all of them for a name not registered (a plugin not loaded),
-    whose record is then kept whole."""
+def unread_fields(algorithm: str) -> frozenset[str]:
+    """The `OPTIONAL_FIELDS` that `algorithm` does not read (`Algorithm.reads`), which its record leaves out; none
+    for a name not registered (a plugin not loaded), whose record is then kept whole."""
     from metadisco.trainers.algorithm import get_algorithm
 
     try:
-        return get_algorithm(algorithm).reads
+        return frozenset(OPTIONAL_FIELDS) - set(get_algorithm(algorithm).reads)
     except UserError:
-        return OPTIONAL_FIELDS
+        return frozenset()
 
 
 def _algorithm_names() -> list[str]:
@@ -339,7 +339,7 @@ def config_to_dict(config: TrainConfig) -> dict:
     algorithm reads (of `OPTIONAL_FIELDS`, only those in `Algorithm.reads`: DQN's record has no entropy
     coefficient), its own options beside them; `eval_episodes` appears only when set. Records written by older
     versions are read through `metadisco.runs.migrate`."""
-    unread = set(OPTIONAL_FIELDS) - set(_reads(config.algorithm))
+    unread = unread_fields(config.algorithm)
     out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
            if k != "algorithm_options" and k not in unread}
     if not out["eval_episodes"]:
