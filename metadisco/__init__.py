@@ -4,8 +4,9 @@ The public API, for scripts and notebooks (the README's examples and `results/` 
 
     objectives   Objective, BUILTIN_OBJECTIVES, resolve_objective (a built-in name or an objective file),
                  load_objective, save_objective, Progress, DRIFTS, VALUE_LOSSES, OPTIMIZERS, UPDATE_RULES
-    training     TrainConfig, get_preset, Algorithm, get_algorithm, register_algorithm, make_trainer, make_train,
-                 hyper_of, static_of (traced / static settings), train_seeds, resolve_config, seed_keys,
+    training     TrainConfig, train_config (a config with settings by name), get_preset, Algorithm,
+                 get_algorithm, register_algorithm, make_trainer, make_train, hyper_of, static_of (traced /
+                 static settings), train_seeds, resolve_config, seed_keys,
                  final_return, mean_return, make_env, random_policy_return
     meta         load_config, parse_config, meta_train, GenerationStep, measure_baselines, RunDir
     evaluation   evaluate, stats (IQM, bootstrap CIs, P(X > Y))
@@ -44,6 +45,7 @@ _PUBLIC = {
     "resolve_objective": "metadisco.objectives.resolve",
     # training
     "TrainConfig": "metadisco.trainers.config",
+    "train_config": "metadisco.trainers.config",
     "get_preset": "metadisco.trainers.config",
     "Algorithm": "metadisco.trainers.algorithm",
     "get_algorithm": "metadisco.trainers.algorithm",

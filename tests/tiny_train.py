@@ -3,10 +3,10 @@ tests (their compiled programs are cached across them)."""
 
 import jax
 
-from metadisco import TrainConfig
+from metadisco import train_config
 
-TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
-                   hidden_sizes=(8, 8))
+TINY = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
+                    hidden_sizes=(8, 8))
 
 
 class CompileCounter:

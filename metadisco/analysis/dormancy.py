@@ -114,7 +114,8 @@ def dormancy_runs(objective: Objective, meta: Any, env_id: str, timesteps: int |
     entries.setdefault("adam", (OPTIMIZERS.make("adam"), {}))
     runs = {}
     for label, (piece, piece_meta) in entries.items():
-        recorder = DormancyRecorder(piece, config.num_updates, config.update_epochs * config.num_minibatches)
+        steps_per_update = config.options.update_epochs * config.options.num_minibatches
+        recorder = DormancyRecorder(piece, config.num_updates, steps_per_update)
         wrapped = dataclasses.replace(objective, optimizer=recorder)
         run_meta = {**meta, "optimizer": piece_meta}
         trainer = make_trainer(config, env, wrapped)

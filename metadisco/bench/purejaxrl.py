@@ -108,11 +108,12 @@ def purejaxrl_config(env_id: str, config: TrainConfig, clip_eps=0.2) -> dict:
     if not fits(config):
         raise UserError(f"PureJaxRL's network is 64 x 64, this config's is {tuple(config.hidden_sizes)}; compare at "
                         "the classic preset")
+    options = config.options
     return {"LR": config.lr, "NUM_ENVS": config.num_envs, "NUM_STEPS": config.num_steps,
-            "TOTAL_TIMESTEPS": config.num_updates * config.batch_size, "UPDATE_EPOCHS": config.update_epochs,
-            "NUM_MINIBATCHES": config.num_minibatches, "GAMMA": config.gamma, "GAE_LAMBDA": config.gae_lambda,
-            "CLIP_EPS": clip_eps, "ENT_COEF": config.ent_coef, "VF_COEF": config.vf_coef,
-            "MAX_GRAD_NORM": config.max_grad_norm, "ACTIVATION": config.activation, "ENV_NAME": env_id,
+            "TOTAL_TIMESTEPS": config.num_updates * config.batch_size, "UPDATE_EPOCHS": options.update_epochs,
+            "NUM_MINIBATCHES": options.num_minibatches, "GAMMA": config.gamma, "GAE_LAMBDA": config.gae_lambda,
+            "CLIP_EPS": clip_eps, "ENT_COEF": options.ent_coef, "VF_COEF": options.vf_coef,
+            "MAX_GRAD_NORM": options.max_grad_norm, "ACTIVATION": config.activation, "ENV_NAME": env_id,
             "ANNEAL_LR": config.anneal_lr, "DEBUG": False}
 
 

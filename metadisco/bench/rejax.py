@@ -62,15 +62,15 @@ def _rejax_algo(name: str, env_id: str, config: TrainConfig, **settings):
     return getattr(rejax, name).create(
         env=FiveValueStep(env), env_params=params, total_timesteps=steps, eval_freq=steps,
         skip_initial_evaluation=True, num_envs=config.num_envs, num_steps=config.num_steps,
-        num_epochs=config.update_epochs, num_minibatches=config.num_minibatches, learning_rate=config.lr,
-        max_grad_norm=config.max_grad_norm, gamma=config.gamma, **settings)
+        num_epochs=config.options.update_epochs, num_minibatches=config.options.num_minibatches,
+        learning_rate=config.lr, max_grad_norm=config.options.max_grad_norm, gamma=config.gamma, **settings)
 
 
 def rejax_ppo(env_id: str, config: TrainConfig):
     """A rejax PPO object with `config`'s settings (evaluation off)."""
     algo = _rejax_algo(
-        "PPO", env_id, config, gae_lambda=config.gae_lambda, clip_eps=0.2, vf_coef=config.vf_coef,
-        ent_coef=config.ent_coef,
+        "PPO", env_id, config, gae_lambda=config.gae_lambda, clip_eps=0.2, vf_coef=config.options.vf_coef,
+        ent_coef=config.options.ent_coef,
         agent_kwargs={"activation": config.activation, "hidden_layer_sizes": tuple(config.hidden_sizes)})
     return algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
 
@@ -145,7 +145,7 @@ def rejax_dqn(env_id: str, config: TrainConfig, eval_freq: int | None = None):
         skip_initial_evaluation=True, num_envs=config.num_envs, buffer_size=options.buffer_size,
         fill_buffer=options.learning_starts, batch_size=options.buffer_batch, num_epochs=options.gradient_steps,
         target_update_freq=options.target_update_interval, polyak=1.0 - options.tau, learning_rate=config.lr,
-        max_grad_norm=config.max_grad_norm, gamma=config.gamma, eps_start=options.eps_start,
+        max_grad_norm=options.max_grad_norm, gamma=config.gamma, eps_start=options.eps_start,
         eps_end=options.eps_finish, exploration_fraction=options.eps_anneal_steps / steps, ddqn=options.double_q,
         agent_kwargs={"activation": config.activation})
     # rejax's create_agent fixes hidden_layer_sizes=(64, 64); the module is rebuilt at the config's sizes.

@@ -124,7 +124,8 @@ def network_only_fn(env_id: str, config: TrainConfig):
     env = make_env(env_id)
     network = make_network(env.spec, tuple(config.hidden_sizes), config.activation)
     obs_size = int(np.prod(env.spec.obs_shape))
-    passes = config.update_epochs * config.num_minibatches
+    passes = config.options.update_epochs * config.options.num_minibatches
+    minibatch_size = config.batch_size // config.options.num_minibatches
 
     def outputs_sum(params, obs):
         policy, value = network.apply(params, obs)
@@ -133,7 +134,7 @@ def network_only_fn(env_id: str, config: TrainConfig):
     def run(key):
         params = network.init(key, jnp.zeros((1, obs_size), jnp.float32))
         obs = jax.random.normal(key, (config.num_envs, obs_size))
-        tiles = -(-config.minibatch_size // config.num_envs)
+        tiles = -(-minibatch_size // config.num_envs)
 
         def update(carry, _):
             params, obs = carry
@@ -142,7 +143,7 @@ def network_only_fn(env_id: str, config: TrainConfig):
                 return obs + 1e-3 * outputs_sum(params, obs)[:, None], None
 
             obs, _ = jax.lax.scan(act, obs, None, config.num_steps)
-            x = jnp.tile(obs, (tiles, 1))[:config.minibatch_size]
+            x = jnp.tile(obs, (tiles, 1))[:minibatch_size]
 
             def minibatch(params, _):
                 grads = jax.grad(lambda p: jnp.sum(outputs_sum(p, x)))(params)

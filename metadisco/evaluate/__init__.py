@@ -198,7 +198,7 @@ class _Plan:
         """The untuned values of the tuned settings on `env` (its preset's, with --set applied) for `method`'s
         algorithm (None: the objective's)."""
         config = self.configs[env] if method is None else self.config(env, method)
-        return {name: float(getattr(config, name)) for name, _ in self.rules.tune}
+        return {name: float(config.setting(name)) for name, _ in self.rules.tune}
 
     @staticmethod
     def cell_key(env: str, label: str, seed_set: str, point: dict[str, float]) -> str:

@@ -126,7 +126,7 @@ def _check_scale(scale, tasks, algorithm: str) -> None:
         train_config = resolve_config(task.env, task.preset, task.train, task.lifetimes[0], algorithm)
         check_traced(train_config, scale, where)
         for end in (0, 1):
-            with_values(train_config, {name: getattr(train_config, name) * bounds[end]
+            with_values(train_config, {name: train_config.setting(name) * bounds[end]
                                        for name, bounds in scale.items()}, where)
 
 

@@ -5,22 +5,23 @@
       ent_coef: {scale: linear, step: 0.01}    # value = task's ent_coef + step * u
       gae_lambda: {step: 0.05, low: 0.8}       # linear (its natural scale); clipped to [0.8, 1]
 
-Each named setting (one of `metadisco.trainers.config.Hyper`'s: lr, gamma, gae_lambda, ent_coef, vf_coef, max_grad_norm)
-adds one coordinate `u` to the ES's search, beside the objective's meta-parameters. `u` is an offset in units
-from *each task's own value* (its preset and `train:` settings), shared by every task: on a log scale a unit
-multiplies the setting by exp(step), on a linear scale it adds step. The ES starts at u = 0, so generation 0
-trains every task at exactly its own settings (PPO with the task's values, as the objective at its start is
-PPO), and the ES's sigma means the same relative change on every task. `scale` defaults to log for lr,
-max_grad_norm and vf_coef and to linear for the others (`metadisco.trainers.hyper_space.NATURAL_LOG`); a linear scale
-needs `step` (the change one unit makes, in the setting's own units). Values are clipped to the setting's range
+Each named setting (a traced one of the tasks' algorithm, `Algorithm.hyper`: lr, gamma and gae_lambda of every
+algorithm, PPO's ent_coef and vf_coef, the max_grad_norm of PPO, PQN and DQN) adds one coordinate `u` to the ES's
+search, beside the objective's meta-parameters. `u` is an offset in units from *each task's own value* (its preset
+and `train:` settings), shared by every task: on a log scale a unit multiplies the setting by exp(step), on a linear
+scale it adds step. The ES starts at u = 0, so generation 0 trains every task at exactly its own settings (PPO with
+the task's values, as the objective at its start is PPO), and the ES's sigma means the same relative change on every
+task. `scale` defaults to log for lr, max_grad_norm and vf_coef and to linear for the others
+(`metadisco.trainers.hyper_space.NATURAL_LOG`); a linear scale needs `step` (the change one unit makes, in the
+setting's own units). Values are clipped to the setting's range
 (gamma and gae_lambda to [0, 1], the others to >= 0) and to the optional `low` / `high`, which every task's own
 value must lie within (so u = 0 is each task's value exactly).
 
 The ES point is then {"objective": meta-parameters, "hyper": {name: u}} (`HyperSearch.point`); the objective's
 pieces never see the units: `HyperSearch.split` takes them off before training, and each member's row of the
-population program gets its own `Hyper` (`task_hypers`), a traced argument, so nothing compiles again. The PPO
+population program gets its own traced settings (`task_hypers`), a traced argument, so nothing compiles again. The PPO
 control row of paired normalisation has u = 0: the task's own values. Without a `hyper:` section the ES point is
-the objective's meta-parameters, as before.
+the objective's meta-parameters.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ import numpy as np
 
 from metadisco.core.coerce import check_float, coerce
 from metadisco.core.errors import UserError, shorten, unknown_name_error
-from metadisco.trainers.config import DEFAULT, Hyper
-from metadisco.trainers.hyper import hyper_of, with_values
+from metadisco.trainers.config import DEFAULT
+from metadisco.trainers.hyper import hyper_of, traced_fields, with_values
 from metadisco.trainers.hyper_space import NATURAL_LOG
 
 SCALES = ("log", "linear")
@@ -112,19 +113,19 @@ class HyperSearch:
 
     # -- values -------------------------------------------------------------------------------------------
 
-    def task_hypers(self, train_config, units: Mapping[str, Any]) -> Hyper:
+    def task_hypers(self, train_config, units: Mapping[str, Any]) -> Any:
         """Each row's hyperparameters on a task: `units` {name: [M]} around the task's own settings
         (`train_config`); the settings not searched keep the task's values. Leaves [M] float32."""
         own = hyper_of(train_config)
         rows = int(np.shape(units[self.names[0]])[0])
         columns = {name: np.full(rows, getattr(own, name), np.float32) for name in type(own)._fields}
         for s in self.searched:
-            columns[s.name] = s.values(float(getattr(train_config, s.name)), units[s.name]).astype(np.float32)
+            columns[s.name] = s.values(float(train_config.setting(s.name)), units[s.name]).astype(np.float32)
         return type(own)(**columns)
 
     def task_values(self, train_config, units: Mapping[str, Any]) -> dict[str, float]:
         """The searched settings of one point (`units` {name: scalar}) on a task, as the trainer gets them."""
-        return {s.name: float(np.float32(s.values(float(getattr(train_config, s.name)), units[s.name])))
+        return {s.name: float(np.float32(s.values(float(train_config.setting(s.name)), units[s.name])))
                 for s in self.searched}
 
 
@@ -141,9 +142,12 @@ def parse_hyper(value: Any, path: str = "hyper") -> HyperSearch:
 
 def _parse_one(name: str, spec: Any, path: str) -> Searched:
     key = f"{path}.{name}"
-    with_values(DEFAULT, {name: getattr(DEFAULT, name, 0.0)}, path)  # an unknown or static setting: its error
-    if name not in Hyper._fields:  # defensive: with_values knows the traced fields
-        raise unknown_name_error(f"{path}: hyperparameter", name, Hyper._fields)
+    # PPO's traced settings include every built-in algorithm's: an unknown or static setting gets its error here, one
+    # of another algorithm the tasks' check (`check_against_tasks`).
+    traced = traced_fields(DEFAULT)
+    if name not in traced:
+        with_values(DEFAULT, {name: 0.0}, path)  # names why: a static setting, or an unknown one
+        raise unknown_name_error(f"{path}: hyperparameter", name, traced)
     if spec is None:
         spec = {}
     if not isinstance(spec, Mapping):
@@ -183,7 +187,7 @@ def check_against_tasks(search: HyperSearch, tasks: list[tuple[str, Any]], algor
                             f"{' and '.join(owners)}")
         lo, hi = s.bounds
         for label, config in tasks:
-            own = float(getattr(config, s.name))
+            own = float(config.setting(s.name))
             if s.log and own == 0:
                 raise UserError(f"hyper.{s.name}: {label} has {s.name} 0, which a log scale (a factor) cannot "
                                 f"move; use scale: linear with a step, or give the task a positive {s.name}")

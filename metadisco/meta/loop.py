@@ -174,7 +174,7 @@ def _run_meta_training(step: GenerationStep, run_dir: RunDir | None, resume: boo
             line["tasks"] = [t.name for t in out_g.tasks]
             line["baseline"] = dict(out_g.baseline)
         if config.sampling.scale:  # the drawn settings each task trained at this generation
-            line["settings"] = {t.name: {name: float(getattr(t.train_config, name)) for name in config.sampling.scale}
+            line["settings"] = {t.name: {name: float(t.train_config.setting(name)) for name in config.sampling.scale}
                                 for t in out_g.tasks}
         if out_g.chosen is not None:  # tuned fitness: where each member scored, so a reader sees the step size move
             line["tuned"] = chosen_report(step.problem.grid, out_g.tasks, out_g.chosen, out_g.baseline_chosen)

@@ -159,5 +159,5 @@ def draw_settings(key: jax.Array, task: Task, scale: Mapping[str, tuple[float, f
     values = {}
     for u, (name, (lo, hi)) in zip(uniform, scale.items(), strict=True):
         factor = float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
-        values[name] = getattr(task.train_config, name) * factor
+        values[name] = task.train_config.setting(name) * factor
     return replace(task, train_config=with_values(task.train_config, values, f"sampling.scale ({task.name})"))

@@ -4,15 +4,14 @@ A command that resumes from a stored plan (an evaluation's, a leaderboard's cell
 would write now; `upgrade_records` brings the stored one up to date first, so that a change in how a record is
 written, with the numbers unchanged, does not orphan the cells of a run made before it. Two kinds of record change:
 
-- **config records** (`metadisco.trainers.config.config_to_dict`): in 0.1.0 and 0.2.0 every config held PQN's
-  epsilon settings (`eps_start`, `eps_finish`, `eps_decay`, `reward_scale`) and an update-rule config the replay's
-  (`replay_capacity`, `replay_batch`, `max_abs_update`) as fields; they are now the options of the algorithms that
-  have them (`FORMER_FIELDS`). A record of an algorithm without the option drops it where it holds the value every
-  config held then (any other value is kept, and then differs: such a record was not of a default config). In 0.1.0
-  and 0.2.0 a record also held every field that only some algorithms read (`OPTIONAL_FIELDS`: PPO's entropy and value
-  coefficients, epochs, minibatches, gradient clip) whatever its algorithm; one of an algorithm that does not read
-  the field drops it where it holds the default or None (a static config's blank), the only values such a config
-  could hold.
+- **config records** (`metadisco.trainers.config.config_to_dict`): in 0.1.0 and 0.2.0 every config held, as
+  fields, PQN's epsilon settings (`eps_start`, `eps_finish`, `eps_decay`, `reward_scale`), an update-rule config
+  the replay's (`replay_capacity`, `replay_batch`, `max_abs_update`), and the settings only some algorithms read
+  (PPO's entropy and value coefficients; PPO's and PQN's epochs and minibatches; the gradient clip of PPO, PQN and
+  DQN); they are now the options of the algorithms that have them (`FORMER_FIELDS`), under the same names, so a
+  record of an algorithm that has one reads as it was. A record of an algorithm without the option drops it where
+  it holds the value every config held then, or None (a static config's blank of a traced setting); any other value
+  is kept, and then differs: such a record was not of a default config.
 - **objective specs** (`Objective.to_spec`): a spec is read and written again, so that options a piece has gained
   since (the LPO drifts' `floor`, written at its default 0 since 0.2.0), and their defaults, compare equal.
 
@@ -39,7 +38,8 @@ from metadisco.core.errors import UserError
 
 # TrainConfig fields of 0.1.0 and 0.2.0 that are now algorithms' own options, at the value every config held then.
 FORMER_FIELDS = {"eps_start": 1.0, "eps_finish": 0.05, "eps_decay": 0.1, "reward_scale": 1.0,
-                 "replay_capacity": 1024, "replay_batch": 64, "max_abs_update": 1.0}
+                 "replay_capacity": 1024, "replay_batch": 64, "max_abs_update": 1.0,
+                 "update_epochs": 4, "num_minibatches": 4, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5}
 REPORT_SCHEMA = 2  # eval.json's: the version `metadisco evaluate` writes
 CONFIG_SCHEMA = 2  # a run directory's config.yaml: the version `metadisco meta-train` and `metadisco pbt` write
 METRICS_SCHEMA = 2  # a metrics.jsonl line's: the version meta-training and PBT write
@@ -51,18 +51,15 @@ def upgrade_config_record(record: dict) -> dict:
     """A config record of an older version as this one writes it (the module docstring); a current one comes back
     equal."""
     from metadisco.trainers.algorithm import get_algorithm, option_names
-    from metadisco.trainers.config import DEFAULT, unread_fields
 
     try:
         algorithm = get_algorithm(str(record.get("algorithm", "ppo")))
     except UserError:
         return record  # an algorithm of a plugin not loaded: left as it is
-    own, unread = set(option_names(algorithm)), unread_fields(algorithm.name)
+    own = set(option_names(algorithm))
 
     def former(k: str, v: Any) -> bool:
-        if k in FORMER_FIELDS and k not in own:
-            return v == FORMER_FIELDS[k]
-        return k in unread and (v is None or v == getattr(DEFAULT, k))
+        return k in FORMER_FIELDS and k not in own and (v is None or v == FORMER_FIELDS[k])
 
     return {k: v for k, v in record.items() if not former(k, v)}
 

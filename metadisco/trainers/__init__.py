@@ -8,7 +8,8 @@ nothing).
     trainers/ppo.py        PPO / mirror learning       trainers/pqn.py    PQN (Q(lambda), LayerNorm Q-network)
     trainers/dqn.py        DQN (replay, target network, epsilon-greedy; Double DQN's target an option)
     trainers/update_rule.py   an agent taught by a learned update rule, from a replay of whole trajectories
-    trainers/config.py     TrainConfig, presets, Hyper    trainers/hyper.py   traced vs static settings
+    trainers/config.py     TrainConfig, options, presets   trainers/hyper.py   traced vs static settings
+    trainers/traced.py     Hyper: the traced settings every algorithm has
 """
 
 from __future__ import annotations

@@ -18,10 +18,12 @@ handcrafted `actor_critic` beside the learned rules):
 - `presets`: {env family: `TrainConfig`}, its settings per family, each number's source beside it in its module;
 - `slots`: the objective slots its trainer calls (a learnable piece in another slot would be evolved for nothing:
   `check_calls` refuses it), and `gives_activations`, whether it gives an optimiser the network's activations (OPEN);
-- `reads`: the `TrainConfig` fields that only some algorithms read, of which it reads these (under another
-  algorithm such a field must keep its default: a one-line error names the algorithm that has it);
-- `options`: a frozen dataclass of the algorithm's own static settings, carried by
-  `TrainConfig.algorithm_options` (a new algorithm adds its settings there, not to `TrainConfig`);
+- `options`: a frozen dataclass of the algorithm's own settings, carried by `TrainConfig.algorithm_options` (a new
+  algorithm adds its settings there, not to `TrainConfig`; another algorithm's config naming one is a one-line error
+  that names the algorithms that have it);
+- `hyper`: the NamedTuple class of its traced settings (`metadisco.trainers.hyper`): `TrainConfig`'s lr, gamma
+  and gae_lambda (`metadisco.trainers.traced.Hyper`, the default), then those of its options that fix no shape
+  (PPO's `PPOHyper` adds the entropy and value coefficients and the gradient clip);
 - `check_config(config)`: a `UserError` for settings it cannot run;
 - `optimizer_steps`: optimiser steps per update, for the learning-rate schedule (`trainer_optimizer`);
 - `optimizer(config, OptimizerInputs) -> GradientTransformation`: for an algorithm whose objectives name no
@@ -50,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metadisco.core.errors import UserError, unknown_name_error
+from metadisco.trainers.traced import COMMON_TRACED, Hyper
 
 # One line per built-in algorithm: the module that registers it.
 BUILTIN_MODULES = ("metadisco.trainers.ppo", "metadisco.trainers.pqn", "metadisco.trainers.update_rule",
@@ -68,7 +71,7 @@ def _name_in_capitals(objective) -> str:
 
 
 def _one_step_per_minibatch(config) -> int:
-    return config.update_epochs * config.num_minibatches
+    return config.options.update_epochs * config.options.num_minibatches
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,8 @@ class Algorithm:
     presets: Mapping[str, Any] = field(default_factory=dict)  # {env family: TrainConfig}
     slots: tuple[str, ...] = ("drift", "value_loss", "optimizer")  # the objective slots its trainer calls
     gives_activations: bool = False  # its trainer gives an optimiser that `needs_context` the network's activations
-    reads: tuple[str, ...] = ()
     options: type | None = None
+    hyper: type = Hyper  # the NamedTuple of its traced settings: Hyper's fields, then its traced options
     check_objective: Callable[..., None] = _accept_any
     check_config: Callable[[Any], None] = _any_config  # a UserError for settings it cannot run
     optimizer_steps: Callable[[Any], int] = _one_step_per_minibatch
@@ -118,6 +121,11 @@ def register_algorithm(algorithm: Algorithm) -> Algorithm:
     old = _ALGORITHMS.get(algorithm.name)
     if old is not None and old is not algorithm:
         raise ValueError(f"algorithm {algorithm.name!r} registered twice")
+    traced = tuple(algorithm.hyper._fields)
+    if traced[:len(COMMON_TRACED)] != COMMON_TRACED or not set(traced[len(COMMON_TRACED):]) <= set(
+            option_names(algorithm)):
+        raise ValueError(f"algorithm {algorithm.name!r}: its hyper's fields must be {', '.join(COMMON_TRACED)}, then "
+                         f"options of its own; got {', '.join(traced)}")
     _ALGORITHMS[algorithm.name] = algorithm
     return algorithm
 
@@ -169,10 +177,9 @@ def check_calls(algorithm: Algorithm, objective) -> None:
 
 
 def readers(setting: str) -> tuple[str, ...] | None:
-    """The algorithms that read `setting` (sorted by name), a `TrainConfig` field or an algorithm's own option; None
-    when every algorithm reads it (a field no algorithm lists in `reads`)."""
-    names = tuple(sorted(a.name for a in all_algorithms()
-                         if setting in a.reads or (a.options is not None and setting in option_names(a))))
+    """The algorithms whose own options include `setting` (sorted by name); None for a setting that is no
+    algorithm's option (a `TrainConfig` field: every algorithm reads it)."""
+    names = tuple(sorted(a.name for a in all_algorithms() if setting in option_names(a)))
     return names or None
 
 

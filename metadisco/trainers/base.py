@@ -14,7 +14,9 @@ import jax.numpy as jnp
 from metadisco.envs import make_vec_env
 from metadisco.objectives import Objective, Progress
 from metadisco.objectives.registry import OptimizerInputs
-from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.hyper import hyper_class
+from metadisco.trainers.traced import Hyper
 
 
 class Metrics(NamedTuple):
@@ -97,13 +99,14 @@ def rollout_unroll(config: TrainConfig) -> int:
     return config.rollout_unroll or ROLLOUT_UNROLL_BY_PLATFORM.get(jax.default_backend(), 1)
 
 
-def resolve_hyper(hyper, defaults: Hyper | None) -> Hyper:
-    """`hyper` as a `Hyper` of float32 arrays, or the config's own values (`defaults`) when it is None."""
+def resolve_hyper(hyper, defaults: Hyper | None, hyper_class: type = Hyper) -> Hyper:
+    """`hyper` as a `hyper_class` (the algorithm's `Algorithm.hyper`) of float32 arrays, or the config's own values
+    (`defaults`) when it is None."""
     if hyper is None:
         if defaults is None:
             raise ValueError("this trainer was built from a static config: pass hyper")
         return defaults
-    return Hyper(*(jnp.asarray(h, jnp.float32) for h in hyper))
+    return hyper_class(*(jnp.asarray(h, jnp.float32) for h in hyper))
 
 
 def trainer_envs(env, config: TrainConfig, hyper: Hyper):
@@ -130,7 +133,9 @@ def trainer_optimizer(objective: Objective, config: TrainConfig, meta, hyper: Hy
             return hyper.lr
         return hyper.lr * (1.0 - (count // steps_per_update) / num_updates)
 
-    inputs = OptimizerInputs(learning_rate, hyper.max_grad_norm, num_updates * steps_per_update)
+    # An algorithm without a gradient clip among its traced settings steps an optimiser of its own that reads none.
+    clip = getattr(hyper, "max_grad_norm", None)
+    inputs = OptimizerInputs(learning_rate, clip, num_updates * steps_per_update)
     if algorithm.optimizer is not None:
         return algorithm.optimizer(config, inputs)
     return objective.optimizer(meta["optimizer"], inputs, Progress(jnp.float32(0.0), jnp.float32(num_updates)))
@@ -150,8 +155,11 @@ def assemble_trainer(config: TrainConfig, defaults: Hyper | None, env, objective
     what the algorithm carries beside the shared state (it draws no key: the shared state's keys stay those of
     every algorithm)."""
 
+    traced = hyper_class(config)
+
     def init(key: jax.Array, meta_params, hyper: Hyper | None = None) -> TrainState:
-        state = initial_state(key, meta_params, resolve_hyper(hyper, defaults), network, env, config, objective)
+        state = initial_state(key, meta_params, resolve_hyper(hyper, defaults, traced), network, env, config,
+                              objective)
         return state if init_extra is None else state._replace(extra=init_extra(state.params, state.obs))
 
     def step(state: TrainState, num_steps: int) -> tuple[TrainState, Metrics]:

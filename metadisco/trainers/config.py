@@ -1,18 +1,22 @@
-"""Trainer configuration: a frozen, hashable dataclass, presets per env family and algorithm, and `--set`
-overrides.
+"""Trainer configuration: a frozen, hashable dataclass of what every algorithm has, each algorithm's own settings
+beside it, presets per env family and algorithm, and `--set` overrides.
 
-The fields split in two (rejax's static / traced split; `metadisco.trainers.hyper`). Those named in `Hyper` (learning
-rate, gamma, GAE lambda, entropy and value coefficients, gradient clip) fix no shape: the trainer takes them as
-a pytree argument, `train(key, meta, hyper)`, so one compiled program serves every value, and sweeps, PBT and
-the ES can vary them. The rest fix shapes or the program's structure (env count, rollout length, epochs,
-minibatches, network, annealing on or off, normalisation) and are static under `jax.jit` (the config is
-hashable). `metadisco.trainers.hyper.static_of(config)` blanks the traced fields: the key of a compiled program.
-`algorithm` names the trainer: a registered algorithm (`metadisco.trainers.algorithm`: PPO / mirror learning,
-the default, PQN, DQN, a learned update rule's). Each algorithm's module holds its presets, each number's source
-beside it, and says which of the fields read by only some algorithms it reads (`Algorithm.reads`): under another
-algorithm such a field must keep its default. An algorithm's own static settings that no other reads live in its
-module (`Algorithm.options`) and travel in `algorithm_options`; `--set NAME=VALUE` and a task's `train` section
-address them by name like any field.
+`TrainConfig`'s fields are what every algorithm reads: env and rollout sizes, the budget, gamma, the returns'
+lambda, the learning rate and its annealing, the network, normalisation, evaluation. `algorithm` names the trainer,
+a registered algorithm (`metadisco.trainers.algorithm`: PPO / mirror learning, the default, PQN, DQN, a learned
+update rule's), and an algorithm's own settings are its options (`Algorithm.options`, a frozen dataclass in its
+module: PPO's epochs, minibatches, entropy and value coefficients and gradient clip; DQN's replay and target
+network), carried in `algorithm_options` and read as `config.options`. `--set NAME=VALUE`, a task's `train` section
+and `config.setting(NAME)` address a field and an option alike; setting an option the algorithm does not have is a
+one-line error naming the algorithm that has it.
+
+The settings also split in two another way (rejax's static / traced split; `metadisco.trainers.hyper`). Those named
+in the algorithm's `Algorithm.hyper` (every algorithm's lr, gamma and returns' lambda, and its own traced options:
+PPO's entropy and value coefficients, a gradient clip) fix no shape: the trainer takes them as a pytree argument,
+`train(key, meta, hyper)`, so one compiled program serves every value, and sweeps, PBT and the ES can vary them. The
+rest fix shapes or the program's structure and are static under `jax.jit` (the config is hashable).
+`metadisco.trainers.hyper.static_of(config)` blanks the traced settings: the key of a compiled program. Each
+algorithm's module holds its presets, each number's source beside it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar, NamedTuple
+from typing import Any
 
 from metadisco.core.coerce import INT32_MAX, check_float, check_int, coerce, is_number
 from metadisco.core.errors import UserError, shorten, unknown_name_error
@@ -29,44 +33,64 @@ from metadisco.core.limits import check_trainer_fits
 from metadisco.core.schema import Settings, mapping_section, split_assignment
 
 
-class Hyper(NamedTuple):
-    """The traced settings of the inner trainer (`TrainConfig.HYPER`): float32 scalars for one agent, [runs]
-    arrays when vmapped over a sweep or a PBT population. PQN reads lr, gamma, gae_lambda and max_grad_norm;
-    ent_coef and vf_coef are PPO's own (PQN carries and ignores them)."""
+@dataclass(frozen=True)
+class EpochOptions:
+    """The settings of an algorithm that learns from each rollout in epochs of shuffled minibatches
+    (`metadisco.rl.sgd`; PPO's and PQN's options extend it), and clips its gradient's global norm (traced)."""
 
-    lr: Any
-    gamma: Any
-    gae_lambda: Any
-    ent_coef: Any
-    vf_coef: Any
-    max_grad_norm: Any
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    max_grad_norm: float | None = 0.5
+
+    def validate(self) -> None:
+        for name in ("update_epochs", "num_minibatches"):
+            if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
+                raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
+            check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
+        check_positive("max_grad_norm", self.max_grad_norm)
+
+
+def check_minibatches(config: TrainConfig) -> None:
+    """The rollout's `num_envs x num_steps` samples split into `num_minibatches` equal minibatches (an
+    `EpochOptions` algorithm's `check_config`)."""
+    if config.batch_size % config.options.num_minibatches:
+        raise UserError(f"num_envs x num_steps = {config.batch_size} must divide by num_minibatches "
+                        f"= {config.options.num_minibatches}")
+
+
+def check_positive(name: str, value: Any) -> None:
+    """A traced setting that must be positive and finite (None: a static config's blank, checked where its values
+    are made)."""
+    if value is None:
+        return
+    if is_number(value) and value <= 0:
+        raise UserError(f"{name} must be positive, got {value}")
+    check_float(name, value, 0.0, lo_open=True)
+
+
+def check_non_negative(name: str, value: Any) -> None:
+    """A traced setting that must be finite and >= 0 (None: a static config's blank)."""
+    if value is not None:
+        check_float(name, value, 0.0)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Settings of the inner trainer: PPO / mirror learning, or PQN (`algorithm`). The fields named in `HYPER`
-    are traced; in a static config (`metadisco.trainers.hyper.static_of`) they are None.
+    """Settings of the inner trainer (the module docstring): what every algorithm has, and the algorithm's own
+    options in `algorithm_options`. The traced ones (`Algorithm.hyper`) are None in a static config
+    (`metadisco.trainers.hyper.static_of`).
 
-    The fields are what every algorithm has (env and rollout sizes, gamma, `gae_lambda`: the lambda of the returns,
-    GAE's for PPO, Q(lambda)'s for PQN; learning rate and its annealing, network sizes, normalisation) and a few that
-    several read (`ent_coef`, `vf_coef`: PPO's; epochs, minibatches and gradient clipping: PPO's and PQN's; each
-    algorithm lists those it reads in `Algorithm.reads`). An algorithm's own settings are its `Algorithm.options`,
-    carried in `algorithm_options`. Setting another algorithm's setting is an error, not silently ignored.
+    The fields: env and rollout sizes, gamma, `gae_lambda` (the lambda of the returns: GAE's for PPO, Q(lambda)'s for
+    PQN), learning rate and its annealing, network sizes, normalisation, evaluation. Build a config with options by
+    name through `apply_overrides` (`train_config(**settings)` from the defaults).
     """
-
-    HYPER: ClassVar[type] = Hyper
 
     algorithm: str = "ppo"
     num_envs: int = 4
     num_steps: int = 128
     total_timesteps: int = 500_000
-    update_epochs: int = 4
-    num_minibatches: int = 4
     gamma: float = 0.99
     gae_lambda: float = 0.95
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
     lr: float = 2.5e-4
     anneal_lr: bool = True
     hidden_sizes: tuple[int, ...] = (64, 64)
@@ -82,10 +106,24 @@ class TrainConfig:
     # Deterministic evaluation episodes each trained agent plays after training (its mode; DiscoBench's and OPEN's
     # score, `metadisco.trainers.greedy`), reported as `Metrics.eval_return` and the `eval_return` fitness. 0: none.
     eval_episodes: int = 0
-    # The algorithm's own settings (`Algorithm.options`: PQN's and DQN's epsilon schedule, DQN's replay and target
-    # network, an update rule's replay), as sorted (name, value) pairs of those that differ from their defaults; read
-    # them as `config.options`.
+    # The algorithm's own settings (`Algorithm.options`: PPO's epochs and coefficients, PQN's and DQN's epsilon
+    # schedule, DQN's replay and target network, an update rule's replay), as sorted (name, value) pairs of those
+    # that differ from their defaults; read them as `config.options`.
     algorithm_options: tuple[tuple[str, Any], ...] = ()
+
+    def setting(self, name: str) -> Any:
+        """The value of setting `name`: a field's, or one of the algorithm's options (an `AttributeError` for a
+        name that is neither)."""
+        if name in FIELD_NAMES:
+            return getattr(self, name)
+        options = self.options
+        if options is None or not hasattr(options, name):
+            raise AttributeError(f"algorithm {self.algorithm} has no setting {name!r}")
+        return getattr(options, name)
+
+    def with_settings(self, changes: Mapping[str, Any]) -> TrainConfig:
+        """This config with settings by name (fields and options alike) replaced: `apply_overrides`."""
+        return apply_overrides(self, changes)
 
     @property
     def options(self):
@@ -106,10 +144,6 @@ class TrainConfig:
     def num_updates(self) -> int:
         return self.total_timesteps // self.batch_size
 
-    @property
-    def minibatch_size(self) -> int:
-        return self.batch_size // self.num_minibatches
-
     def validate(self) -> TrainConfig:
         """Raise a `UserError` naming the first setting that cannot work; return self otherwise.
 
@@ -117,7 +151,7 @@ class TrainConfig:
         explicitly); sizes are bounded by int32 (they are loop lengths and array sizes under jit) and, together,
         by this machine's memory (`metadisco.core.limits`). A static config (every traced field None) has its static
         fields checked; its numbers are checked where they are made (`metadisco.trainers.hyper.with_values`)."""
-        for name in ("num_envs", "num_steps", "update_epochs", "num_minibatches"):
+        for name in ("num_envs", "num_steps"):
             if not is_number(getattr(self, name)) or getattr(self, name) <= 0:
                 raise UserError(f"{name} must be a positive integer, got {shorten(getattr(self, name))}")
             check_int(name, getattr(self, name), 1, INT32_MAX, "an int32 size under jit")
@@ -136,18 +170,16 @@ class TrainConfig:
         if self.num_updates > INT32_MAX:
             raise UserError(f"timesteps {shorten(self.total_timesteps)} gives {self.num_updates:,} updates of "
                             f"{self.batch_size} steps; at most {INT32_MAX:,} (the update loop counts in int32)")
-        from metadisco.trainers.algorithm import get_algorithm, not_read_error, option_names, readers
+        from metadisco.trainers.algorithm import get_algorithm, not_read_error, option_names
 
         if self.algorithm not in (a := _algorithm_names()):
             raise unknown_name_error("algorithm", str(self.algorithm), a)
         algorithm = get_algorithm(self.algorithm)
-        if self.batch_size % self.num_minibatches and "num_minibatches" in algorithm.reads:
-            raise UserError(
-                f"num_envs x num_steps = {self.batch_size} must divide by num_minibatches "
-                f"= {self.num_minibatches}"
-            )
-        if not all(getattr(self, name) is None for name in Hyper._fields):
-            self._validate_hyper()
+        if self.gamma is not None:  # the traced fields: None in a static config
+            check_float("gamma", self.gamma, 0.0, 1.0, lo_open=True)
+        if self.gae_lambda is not None:
+            check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        check_positive("lr", self.lr)
         check_float("final_window", self.final_window, 0.0, 1.0, lo_open=True)
         if not is_number(self.eval_episodes) or self.eval_episodes < 0:
             raise UserError(f"eval_episodes must be a whole number >= 0, got {shorten(self.eval_episodes)}")
@@ -162,11 +194,6 @@ class TrainConfig:
             raise UserError(f"hidden_sizes must be positive integers, got {shorten(self.hidden_sizes)}")
         for h in self.hidden_sizes:
             check_int("hidden_sizes", h, 1, INT32_MAX, "an int32 size under jit")
-        for name in OPTIONAL_FIELDS:
-            owners = readers(name)
-            if owners and self.algorithm not in owners and getattr(self, name) is not None \
-                    and getattr(self, name) != getattr(DEFAULT, name):
-                raise not_read_error(name, self.algorithm)
         if not isinstance(self.algorithm_options, tuple) or not all(
                 isinstance(p, tuple) and len(p) == 2 for p in self.algorithm_options):
             raise UserError(f"algorithm_options must be (name, value) pairs, got {shorten(self.algorithm_options)}")
@@ -182,34 +209,17 @@ class TrainConfig:
         check_trainer_fits(self, 1, "one training run")
         return self
 
-    def _validate_hyper(self) -> None:
-        check_float("gamma", self.gamma, 0.0, 1.0, lo_open=True)
-        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
-        for name in ("ent_coef", "vf_coef"):
-            check_float(name, getattr(self, name), 0.0)
-        for name in ("lr", "max_grad_norm"):
-            if is_number(getattr(self, name)) and getattr(self, name) <= 0:
-                raise UserError(f"{name} must be positive, got {getattr(self, name)}")
-            check_float(name, getattr(self, name), 0.0, lo_open=True)
-
 
 ACTIVATIONS = ("tanh", "relu")
 MAX_EVAL_EPISODES = 4096
-# The fields that only some algorithms read (each algorithm lists those it reads in `Algorithm.reads`); a config's
-# record (`config_to_dict`) holds those its algorithm reads.
-OPTIONAL_FIELDS = ("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm")
+FIELD_NAMES = frozenset(f.name for f in fields(TrainConfig))
 DEFAULT = TrainConfig()
 
 
-def unread_fields(algorithm: str) -> frozenset[str]:
-    """The `OPTIONAL_FIELDS` that `algorithm` does not read (`Algorithm.reads`), which its record leaves out; none
-    for a name not registered (a plugin not loaded), whose record is then kept whole."""
-    from metadisco.trainers.algorithm import get_algorithm
-
-    try:
-        return frozenset(OPTIONAL_FIELDS) - set(get_algorithm(algorithm).reads)
-    except UserError:
-        return frozenset()
+def train_config(**settings) -> TrainConfig:
+    """A config from the defaults with `settings` by name, the algorithm's options among them (`apply_overrides`):
+    `train_config(num_envs=4, update_epochs=2)`; not validated."""
+    return apply_overrides(DEFAULT, settings)
 
 
 def _algorithm_names() -> list[str]:
@@ -330,18 +340,23 @@ def canonical_options(algorithm, options: Mapping[str, Any]) -> tuple[tuple[str,
     """`options` as `TrainConfig.algorithm_options`: sorted (name, value) pairs of those that differ from the
     algorithm's defaults, so that two configs of one program are equal (a compiled program's key). A name the
     algorithm lacks is kept, for `TrainConfig.validate` to name."""
-    defaults = {} if algorithm.options is None else dataclasses.asdict(algorithm.options())
+    return own_options(algorithm.options, **options)
+
+
+def own_options(options_class: type | None, **options) -> tuple[tuple[str, Any], ...]:
+    """`options` as `TrainConfig.algorithm_options` for an algorithm whose options are `options_class` (a preset's
+    `algorithm_options=own_options(PPOOptions, num_minibatches=8)`): the sorted pairs that differ from its
+    defaults."""
+    defaults = {} if options_class is None else dataclasses.asdict(options_class())
     return tuple(sorted((k, v) for k, v in options.items() if k not in defaults or defaults[k] != v))
 
 
 def config_to_dict(config: TrainConfig) -> dict:
-    """The config as plain data (its record in eval.json, plans, summaries and baseline-cache keys): the fields its
-    algorithm reads (of `OPTIONAL_FIELDS`, only those in `Algorithm.reads`: DQN's record has no entropy
-    coefficient), its own options beside them; `eval_episodes` appears only when set. Records written by older
-    versions are read through `metadisco.runs.migrate`."""
-    unread = unread_fields(config.algorithm)
+    """The config as plain data (its record in eval.json, plans, summaries and baseline-cache keys): its fields, then
+    its algorithm's options (DQN's record has no entropy coefficient); `eval_episodes` appears only when set. Records
+    written by older versions are read through `metadisco.runs.migrate`."""
     out = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()
-           if k != "algorithm_options" and k not in unread}
+           if k != "algorithm_options"}
     if not out["eval_episodes"]:
         del out["eval_episodes"]
     if config.options is not None:

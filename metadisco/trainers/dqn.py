@@ -45,7 +45,7 @@ from metadisco.rl.nn import mlp
 from metadisco.rl.replay import ReplayBuffer, replay_add, replay_init, replay_sample
 from metadisco.trainers.algorithm import Algorithm, register, require_discrete
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
-from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.config import TrainConfig, check_positive, own_options
 from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import _ACTIVATIONS
@@ -55,8 +55,8 @@ from metadisco.trainers.rollout import rollout
 
 @dataclass(frozen=True)
 class DQNOptions:
-    """DQN's own static settings (`TrainConfig.algorithm_options`; `--set buffer_size=50000` addresses them).
-    Defaults: PureJaxRL's `dqn.py` on CartPole-v1."""
+    """DQN's own settings (`TrainConfig.algorithm_options`; `--set buffer_size=50000` addresses them); the gradient
+    clip is traced (`DQNHyper`). Defaults: PureJaxRL's `dqn.py` on CartPole-v1."""
 
     buffer_size: int = 10_000  # transitions the FIFO replay holds
     buffer_batch: int = 128  # transitions per gradient step
@@ -68,6 +68,7 @@ class DQNOptions:
     eps_finish: float = 0.05  # epsilon after eps_anneal_steps env steps
     eps_anneal_steps: int = 250_000  # env steps over which epsilon falls from eps_start to eps_finish
     double_q: bool = False  # Double DQN's target: the online network picks the next action
+    max_grad_norm: float | None = 0.5  # the gradient's global norm is clipped at this (traced)
 
     def validate(self) -> None:
         for name in ("buffer_size", "buffer_batch", "gradient_steps", "target_update_interval", "eps_anneal_steps"):
@@ -78,9 +79,19 @@ class DQNOptions:
             check_float(name, getattr(self, name), 0.0, 1.0)
         if not isinstance(self.double_q, bool):
             raise UserError(f"double_q must be true or false, got {self.double_q!r}")
+        check_positive("max_grad_norm", self.max_grad_norm)
         if self.buffer_batch > self.buffer_size:
             raise UserError(f"buffer_batch {self.buffer_batch} is larger than buffer_size {self.buffer_size}; "
                             "the replay must hold a batch")
+
+
+class DQNHyper(NamedTuple):
+    """DQN's traced settings (`metadisco.trainers.traced.Hyper`'s, then its gradient clip)."""
+
+    lr: Any
+    gamma: Any
+    gae_lambda: Any
+    max_grad_norm: Any
 
 
 class Transition(NamedTuple):
@@ -149,7 +160,7 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective, double: boo
         example = Transition(obs[0], jnp.int32(0), jnp.float32(0.0), jnp.bool_(False), obs[0])
         return DQNExtra(replay_init(example, options.buffer_size), params)
 
-    def loss_fn(params, target_params, batch: Transition, meta, hyper: Hyper, progress: Progress):
+    def loss_fn(params, target_params, batch: Transition, meta, hyper: DQNHyper, progress: Progress):
         q = network.apply(params, batch.obs)
         q_taken = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
         q_next_target = network.apply(target_params, batch.next_obs)
@@ -162,7 +173,7 @@ def make_dqn_trainer(config: TrainConfig, env, objective: Objective, double: boo
         inputs = ValueLossInputs(q_taken, q_target_taken, target, next_value, discount)
         return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
 
-    def make_update(meta_params, hyper: Hyper, envs, optimizer):
+    def make_update(meta_params, hyper: DQNHyper, envs, optimizer):
         def collect(state: TrainState, eps: jax.Array):
             """`num_steps` epsilon-greedy steps of every env with the current Q-network."""
             key, explore_key, action_key, step_key = jax.random.split(state.key, 4)
@@ -240,8 +251,7 @@ def dqn_mode_action(config: TrainConfig, env, objective: Objective | None = None
 
 
 def _options(**changes) -> tuple[tuple[str, Any], ...]:
-    defaults = dataclasses.asdict(DQNOptions())
-    return tuple(sorted((k, v) for k, v in changes.items() if defaults[k] != v))
+    return own_options(DQNOptions, **changes)
 
 
 DQN = register(Algorithm(
@@ -252,8 +262,8 @@ DQN = register(Algorithm(
     mode_action=dqn_mode_action,
     control="dqn",
     slots=("value_loss", "optimizer"),
-    reads=("max_grad_norm",),
     options=DQNOptions,
+    hyper=DQNHyper,
     check_objective=check_dqn_objective,
     optimizer_steps=lambda config: config.options.gradient_steps,
     presets={
@@ -264,8 +274,8 @@ DQN = register(Algorithm(
         # built-in objective's, as every objective's default; theirs optax's 1e-8), and a time limit bootstraps.
         "classic": TrainConfig(
             algorithm="dqn", num_envs=10, num_steps=1, total_timesteps=500_000, gamma=0.99, lr=2.5e-4,
-            anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(120, 84), activation="relu",
-            algorithm_options=_options(),
+            anneal_lr=False, hidden_sizes=(120, 84), activation="relu",
+            algorithm_options=_options(max_grad_norm=10.0),
         ),
         # DiscoBench OffPolicyRL's MinAtar config (domains/OffPolicyRL/templates/default/base/): 64 envs, 1e7
         # steps, buffer 300,000, batch 128, learning starts 1,000, epsilon 1.0 -> 0.05 over 4e4 steps, target
@@ -274,8 +284,9 @@ DQN = register(Algorithm(
         # theirs). Not theirs: max_grad_norm 10.
         "minatar": TrainConfig(
             algorithm="dqn", num_envs=64, num_steps=1, total_timesteps=10_000_000, gamma=0.99, lr=3e-4,
-            anneal_lr=False, max_grad_norm=10.0, hidden_sizes=(64, 64), activation="relu",
-            algorithm_options=_options(buffer_size=300_000, learning_starts=1_000, eps_anneal_steps=40_000),
+            anneal_lr=False, hidden_sizes=(64, 64), activation="relu",
+            algorithm_options=_options(buffer_size=300_000, learning_starts=1_000, eps_anneal_steps=40_000,
+                                       max_grad_norm=10.0),
         ),
     },
 ))

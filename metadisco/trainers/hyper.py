@@ -2,11 +2,11 @@
 
 rejax (Liesen et al. 2024, "Speeding up reinforcement learning with JAX") splits an algorithm's settings into
 static ones, which fix array shapes or the program's structure and are hashable under `jax.jit`, and traced
-ones: plain numbers that can be vmapped, evolved, and changed without compiling again. A trainer config class
-names its traced fields with `HYPER`, a NamedTuple class (`metadisco.trainers.config.Hyper` for PPO); the functions here
-work for any such config:
+ones: plain numbers that can be vmapped, evolved, and changed without compiling again. An algorithm names its
+traced settings with `Algorithm.hyper`, a NamedTuple class (`metadisco.trainers.traced.Hyper`'s lr, gamma and
+gae_lambda, then traced options of its own: PPO's `PPOHyper`); the functions here work for any algorithm's config:
 
-    hyper = hyper_of(config)        # config.HYPER of float32 scalars: the config's own values
+    hyper = hyper_of(config)        # its algorithm's Algorithm.hyper of float32 scalars: the config's own values
     static = static_of(config)      # the config with those fields None: the key of a compiled program
     train = make_train(static, env, objective)
     train(key, meta, hyper)         # one program for every learning rate, gamma, ...
@@ -17,7 +17,6 @@ A sweep stacks hypers along a leading run axis (`stack`); PBT copies and perturb
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,27 +24,34 @@ import numpy as np
 from metadisco.core.errors import UserError, unknown_name_error
 
 
+def hyper_class(config) -> type:
+    """The NamedTuple class of the config's traced settings: its algorithm's `Algorithm.hyper`."""
+    from metadisco.trainers.algorithm import get_algorithm
+
+    return get_algorithm(config.algorithm).hyper
+
+
 def traced_fields(config) -> tuple[str, ...]:
-    """The names of the config's traced settings, in the order of its `HYPER` class."""
-    return type(config).HYPER._fields
+    """The names of the config's traced settings, in the order of its `hyper_class`."""
+    return hyper_class(config)._fields
 
 
 def is_static(config) -> bool:
-    """Whether every traced field of `config` is None (it was made by `static_of`)."""
-    return all(getattr(config, name) is None for name in traced_fields(config))
+    """Whether every traced setting of `config` is None (it was made by `static_of`)."""
+    return all(config.setting(name) is None for name in traced_fields(config))
 
 
 def hyper_of(config) -> Any:
-    """The config's traced settings as `config.HYPER` of float32 numpy scalars."""
+    """The config's traced settings as its `hyper_class` of float32 numpy scalars."""
     if is_static(config):
         raise ValueError("a static config holds no hyperparameters; pass them to the trainer")
-    return type(config).HYPER(**{name: np.float32(getattr(config, name)) for name in traced_fields(config)})
+    return hyper_class(config)(**{name: np.float32(config.setting(name)) for name in traced_fields(config)})
 
 
 def static_of(config):
-    """`config` with its traced fields None: equal for configs that differ only in traced settings, so a
-    compiled program keyed by it serves all of them (and code that reads a traced field from it fails)."""
-    return replace(config, **dict.fromkeys(traced_fields(config)))
+    """`config` with its traced settings None: equal for configs that differ only in traced settings, so a
+    compiled program keyed by it serves all of them (and code that reads a traced setting from it fails)."""
+    return config.with_settings(dict.fromkeys(traced_fields(config)))
 
 
 def split_config(config) -> tuple[Any, Any]:
@@ -61,7 +67,11 @@ def check_traced(config, names, where: str = "hyperparameters") -> None:
     traced = traced_fields(config)
     for name in names:
         if name not in traced:
-            if hasattr(config, name):
+            from metadisco.trainers.algorithm import not_read_error, readers
+
+            if readers(name) and config.algorithm not in readers(name):
+                raise UserError(f"{where}: {not_read_error(name, config.algorithm)}")
+            if _has_setting(config, name):
                 raise UserError(f"{where}: {name} fixes the shape or structure of the trained program, so it "
                                 f"cannot vary between runs of one program; traced settings are {', '.join(traced)}")
             raise unknown_name_error(f"{where}: hyperparameter", name, list(traced))
@@ -72,9 +82,17 @@ def with_values(config, values: Mapping[str, float], where: str = "hyperparamete
     unknown or static name, or a value out of range, is a one-line `UserError` that says `where` it came from."""
     check_traced(config, values, where)
     try:
-        return replace(config, **{k: float(v) for k, v in values.items()}).validate()
+        return config.with_settings({k: float(v) for k, v in values.items()}).validate()
     except UserError as e:
         raise UserError(f"{where}: {e}") from None
+
+
+def _has_setting(config, name: str) -> bool:
+    try:
+        config.setting(name)
+    except AttributeError:
+        return False
+    return True
 
 
 def stack(hypers: Sequence[Any]) -> Any:

@@ -5,8 +5,8 @@
     results = jax.jit(jax.vmap(train, (0, None, None)))(keys, meta, hyper)  # seeds
     results = jax.jit(jax.vmap(train, (0, None, 0)))(keys, meta, hypers)    # a sweep: a hyper per run
 
-`hyper` is the config's traced settings (`metadisco.trainers.config.Hyper`: learning rate, gamma, ...; leave it out for
-the config's own values, baked into the program as constants); the config's other fields fix the program. The
+`hyper` is the config's traced settings (`PPOHyper`: learning rate, gamma, ..., the loss's coefficients; leave it
+out for the config's own values, baked into the program as constants); the config's other settings fix the program. The
 trainer is also steppable (`make_trainer`): `init(key, meta, hyper) -> TrainState`, `step(state, k) -> (state,
 metrics of k updates)`, and `train` is exactly `step(init(...), num_updates)`, so a caller can pause, inspect,
 copy and resume agents (PBT). `make_trainer` / `make_train` build the trainer of `config.algorithm`
@@ -18,7 +18,8 @@ objective and see the meta-parameters, so the same compiled function serves ever
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +31,7 @@ from metadisco.rl.gae import gae
 from metadisco.rl.sgd import minibatch_epochs
 from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
-from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.config import EpochOptions, TrainConfig, check_minibatches, check_non_negative, own_options
 from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_network, optimizer_layout, unit_activations
@@ -57,18 +58,47 @@ class Batch(NamedTuple):
     target: jax.Array
 
 
+@dataclass(frozen=True)
+class PPOOptions(EpochOptions):
+    """PPO's own settings (`TrainConfig.algorithm_options`; `--set ent_coef=0` addresses them): `update_epochs`
+    epochs of `num_minibatches` minibatches per rollout; the loss is the actor's + vf_coef x the value loss -
+    ent_coef x the entropy; the gradient's global norm is clipped at max_grad_norm. The coefficients and the clip
+    are traced (`PPOHyper`). Defaults: PureJaxRL's `ppo.py` on CartPole-v1."""
+
+    ent_coef: float | None = 0.01
+    vf_coef: float | None = 0.5
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("ent_coef", "vf_coef"):
+            check_non_negative(name, getattr(self, name))
+
+
+class PPOHyper(NamedTuple):
+    """PPO's traced settings (`metadisco.trainers.traced.Hyper`'s, then its options'): float32 scalars for one
+    agent, [runs] arrays when vmapped over a sweep or a PBT population."""
+
+    lr: Any
+    gamma: Any
+    gae_lambda: Any
+    ent_coef: Any
+    vf_coef: Any
+    max_grad_norm: Any
+
+
 def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
     """Build PPO / mirror learning's steppable trainer of `config` (a full config, or a static one:
     `metadisco.trainers.hyper.static_of`, whose functions then need `hyper`). Only the static fields shape the program.
     Callers go through `metadisco.trainers.make_trainer`, which checks the objective fits the algorithm."""
     config, defaults = split_config(config)  # from here on a traced field cannot be read from the config by mistake
+    options: PPOOptions = config.options
     network = make_network(env.spec, config.hidden_sizes, config.activation)
     num_updates = config.num_updates
     # An optimiser that reads activations and the epoch (OPEN) gets an `OptimizerContext` at each step; for every
     # other one nothing of it is computed and the program is the one it always was.
     needs_context = bool(getattr(objective.optimizer, "needs_context", False))
 
-    def loss_fn(params, batch: Batch, meta, hyper: Hyper, progress: Progress):
+    def loss_fn(params, batch: Batch, meta, hyper: PPOHyper, progress: Progress):
         if needs_context:
             (policy, value), captured = network.apply(params, batch.obs, capture_intermediates=True,
                                                       mutable=["intermediates"])
@@ -99,12 +129,12 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         training = state.update.astype(jnp.float32) / max(num_updates - 1, 1)
 
         def extra_args(aux, epoch, key):
-            batch_prop = epoch.astype(jnp.float32) / max(config.update_epochs - 1, 1)
+            batch_prop = epoch.astype(jnp.float32) / max(options.update_epochs - 1, 1)
             return {"context": OptimizerContext(aux[5], mask, layers, training, batch_prop, key)}
 
         return extra_args
 
-    def make_update(meta_params, hyper: Hyper, envs, optimizer):
+    def make_update(meta_params, hyper: PPOHyper, envs, optimizer):
         """The update function (rollout, GAE, epochs of minibatch steps) of an agent with these meta-parameters,
         settings, envs and optimiser; `metadisco.trainers.base.assemble_trainer` scans it."""
 
@@ -145,7 +175,7 @@ def make_ppo_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
             key, epoch_key = jax.random.split(state.key)
             params, opt_state, aux = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
-                                                      optimizer, config.update_epochs, config.num_minibatches,
+                                                      optimizer, options.update_epochs, options.num_minibatches,
                                                       context_args(state))
             actor_loss, value_loss, entropy, approx_kl, drift_active = (jnp.mean(a) for a in aux[:5])
             metrics = Metrics(**update_metrics(episodes),
@@ -189,28 +219,32 @@ PPO = register(Algorithm(
     judge_against=("ppo", "dpo"),
     baseline=lambda objective: objective.drift.baseline,  # DPO for a dpo or learned_dpo drift
     gives_activations=True,
-    reads=("ent_coef", "vf_coef", "update_epochs", "num_minibatches", "max_grad_norm"),
+    options=PPOOptions,
+    hyper=PPOHyper,
     check_objective=check_ppo_objective,
-    network_passes=lambda config: (1 + config.update_epochs, config.update_epochs),
+    check_config=check_minibatches,
+    network_passes=lambda config: (1 + config.options.update_epochs, config.options.update_epochs),
     exports_to="OnPolicyRL",
     presets={
         # CartPole, Acrobot, Pendulum, bsuite, misc: PureJaxRL's CartPole settings.
         "classic": TrainConfig(),
         "minatar": TrainConfig(
-            num_envs=64, num_steps=128, total_timesteps=10_000_000, num_minibatches=8, lr=5e-3,
-            activation="relu",
+            num_envs=64, num_steps=128, total_timesteps=10_000_000, lr=5e-3, activation="relu",
+            algorithm_options=own_options(PPOOptions, num_minibatches=8),
         ),
         "brax": TrainConfig(
-            num_envs=2048, num_steps=10, total_timesteps=50_000_000, num_minibatches=32, lr=3e-4,
-            anneal_lr=False, ent_coef=0.0, hidden_sizes=(256, 256), normalize_obs=True, normalize_reward=True,
+            num_envs=2048, num_steps=10, total_timesteps=50_000_000, lr=3e-4, anneal_lr=False,
+            hidden_sizes=(256, 256), normalize_obs=True, normalize_reward=True,
+            algorithm_options=own_options(PPOOptions, num_minibatches=32, ent_coef=0.0),
         ),
         # Craftax's PPO baseline (Matthews et al., ICML 2024; MichaelTMatthews/Craftax_Baselines ppo.py defaults
         # and models/actor_critic.py ActorCritic): 1024 envs x 64 steps, 1e9 steps, 4 epochs x 8 minibatches, lr 2e-4
         # annealed, gamma 0.99, GAE lambda 0.8, entropy 0.01, max grad norm 1, 3 x 512 tanh towers. Not theirs:
         # optimistic resets.
         "craftax": TrainConfig(
-            num_envs=1024, num_steps=64, total_timesteps=1_000_000_000, update_epochs=4, num_minibatches=8, lr=2e-4,
-            gae_lambda=0.8, max_grad_norm=1.0, hidden_sizes=(512, 512, 512),
+            num_envs=1024, num_steps=64, total_timesteps=1_000_000_000, lr=2e-4, gae_lambda=0.8,
+            hidden_sizes=(512, 512, 512),
+            algorithm_options=own_options(PPOOptions, update_epochs=4, num_minibatches=8, max_grad_norm=1.0),
         ),
     },
 ))

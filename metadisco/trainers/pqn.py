@@ -21,7 +21,6 @@ and the number of actions).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -37,7 +36,7 @@ from metadisco.rl.q_lambda import q_lambda_returns
 from metadisco.rl.sgd import minibatch_epochs
 from metadisco.trainers.algorithm import Algorithm, register
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
-from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.config import EpochOptions, TrainConfig, check_minibatches, own_options
 from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_q_network
@@ -45,10 +44,11 @@ from metadisco.trainers.rollout import rollout
 
 
 @dataclass(frozen=True)
-class PQNOptions:
-    """PQN's own static settings (`TrainConfig.algorithm_options`; `--set eps_finish=0.2` addresses them): epsilon
-    decays linearly from eps_start to eps_finish over the first eps_decay of the updates; rewards are multiplied by
-    reward_scale in the TD targets (not in the logged returns)."""
+class PQNOptions(EpochOptions):
+    """PQN's own settings (`TrainConfig.algorithm_options`; `--set eps_finish=0.2` addresses them): `update_epochs`
+    epochs of `num_minibatches` minibatches per rollout, the gradient's norm clipped at max_grad_norm (traced,
+    `PQNHyper`); epsilon decays linearly from eps_start to eps_finish over the first eps_decay of the updates;
+    rewards are multiplied by reward_scale in the TD targets (not in the logged returns)."""
 
     eps_start: float = 1.0
     eps_finish: float = 0.05
@@ -56,15 +56,24 @@ class PQNOptions:
     reward_scale: float = 1.0
 
     def validate(self) -> None:
+        super().validate()
         for name in ("eps_start", "eps_finish"):
             check_float(name, getattr(self, name), 0.0, 1.0)
         check_float("eps_decay", self.eps_decay, 0.0, 1.0, lo_open=True)
         check_float("reward_scale", self.reward_scale, 0.0, lo_open=True)
 
 
+class PQNHyper(NamedTuple):
+    """PQN's traced settings (`metadisco.trainers.traced.Hyper`'s, then its gradient clip)."""
+
+    lr: Any
+    gamma: Any
+    gae_lambda: Any
+    max_grad_norm: Any
+
+
 def _options(**changes) -> tuple[tuple[str, Any], ...]:
-    defaults = dataclasses.asdict(PQNOptions())
-    return tuple(sorted((k, v) for k, v in changes.items() if defaults[k] != v))
+    return own_options(PQNOptions, **changes)
 
 
 class Transition(NamedTuple):
@@ -110,7 +119,7 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
         inputs = ValueLossInputs(q_taken, batch.old_q, batch.target)
         return jnp.mean(objective.value_loss(meta["value_loss"], inputs, progress))
 
-    def make_update(meta_params, hyper: Hyper, envs, optimizer):
+    def make_update(meta_params, hyper: PQNHyper, envs, optimizer):
         """The update function (rollout, Q(lambda), epochs of minibatch steps) of an agent with these
         meta-parameters, settings, envs and optimiser; `metadisco.trainers.base.assemble_trainer` scans it."""
 
@@ -161,7 +170,7 @@ def make_pqn_trainer(config: TrainConfig, env, objective: Objective) -> Trainer:
 
             key, epoch_key = jax.random.split(state.key)
             params, opt_state, losses = minibatch_epochs(state.params, state.opt_state, epoch_key, batch, grad_fn,
-                                                         optimizer, config.update_epochs, config.num_minibatches)
+                                                         optimizer, options.update_epochs, options.num_minibatches)
             metrics = Metrics(**update_metrics(episodes), losses={"td_loss": jnp.mean(losses)},
                               diagnostics={"entropy": epsilon_greedy_entropy(eps, num_actions)})
             return state._replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
@@ -193,37 +202,39 @@ PQN = register(Algorithm(
     mode_action=greedy_q_action,
     control="pqn",
     slots=("value_loss", "optimizer", "trace"),
-    reads=("update_epochs", "num_minibatches", "max_grad_norm"),
     options=PQNOptions,
+    hyper=PQNHyper,
     check_objective=check_pqn_objective,
+    check_config=check_minibatches,
     presets={
         # PQN, mttga/purejaxql purejaxql/config/alg/pqn_cartpole.yaml (commit 970ecce): 32 envs x 64 steps, 5e5
         # steps, 4 epochs x 16 minibatches, lr 1e-4 linearly decayed, eps 1.0 -> 0.2 over 20% of the updates, 2 x 256
         # LayerNorm ReLU MLP, max grad norm 10, reward scale 0.1, gamma 0.99, lambda 0.95; RAdam (pqn_gymnax.py, the
         # built-in objective `pqn`'s optimiser).
         "classic": TrainConfig(
-            algorithm="pqn", num_envs=32, num_steps=64, total_timesteps=500_000, update_epochs=4, num_minibatches=16,
-            gamma=0.99, gae_lambda=0.95, lr=1e-4, anneal_lr=True, max_grad_norm=10.0, hidden_sizes=(256, 256),
-            activation="relu", algorithm_options=_options(eps_finish=0.2, eps_decay=0.2, reward_scale=0.1),
+            algorithm="pqn", num_envs=32, num_steps=64, total_timesteps=500_000, gamma=0.99, gae_lambda=0.95,
+            lr=1e-4, anneal_lr=True, hidden_sizes=(256, 256), activation="relu",
+            algorithm_options=_options(update_epochs=4, num_minibatches=16, max_grad_norm=10.0, eps_finish=0.2,
+                                       eps_decay=0.2, reward_scale=0.1),
         ),
         # PQN, purejaxql/config/alg/pqn_minatar.yaml (commit 0cd95ed): 128 envs x 32 steps, 1e7 steps, 2 epochs x 32
         # minibatches, lr 5e-4 decayed, eps 1.0 -> 0.05 over 10%, max grad norm 10, gamma 0.99, lambda 0.65, reward
         # scale 1. The network is not theirs: pqn_minatar.py has a CNN (Conv 16 3x3 -> LayerNorm -> Dense 128 ->
         # LayerNorm); metadisco's envs flatten MinAtar's grid, so this is a 2 x 128 LayerNorm ReLU MLP.
         "minatar": TrainConfig(
-            algorithm="pqn", num_envs=128, num_steps=32, total_timesteps=10_000_000, update_epochs=2,
-            num_minibatches=32, gamma=0.99, gae_lambda=0.65, lr=5e-4, anneal_lr=True, max_grad_norm=10.0,
-            hidden_sizes=(128, 128), activation="relu",
+            algorithm="pqn", num_envs=128, num_steps=32, total_timesteps=10_000_000, gamma=0.99, gae_lambda=0.65,
+            lr=5e-4, anneal_lr=True, hidden_sizes=(128, 128), activation="relu",
+            algorithm_options=_options(update_epochs=2, num_minibatches=32, max_grad_norm=10.0),
         ),
         # PQN, purejaxql/config/alg/pqn_craftax.yaml (commit c5aa074): 1024 envs x 1 step, 1e9 steps, 1 epoch x 1
         # minibatch, lr 1e-4 decayed, eps 0.1 -> 0.005 over 20%, 4 x 1024 LayerNorm MLP, max grad norm 1, gamma
         # 0.99, lambda 0 (one-step targets). NORM_INPUT (a BatchNorm on the input) becomes running observation
         # normalisation here; their optimistic resets are not reproduced.
         "craftax": TrainConfig(
-            algorithm="pqn", num_envs=1024, num_steps=1, total_timesteps=1_000_000_000, update_epochs=1,
-            num_minibatches=1, gamma=0.99, gae_lambda=0.0, lr=1e-4, anneal_lr=True, max_grad_norm=1.0,
-            hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True,
-            algorithm_options=_options(eps_start=0.1, eps_finish=0.005, eps_decay=0.2),
+            algorithm="pqn", num_envs=1024, num_steps=1, total_timesteps=1_000_000_000, gamma=0.99, gae_lambda=0.0,
+            lr=1e-4, anneal_lr=True, hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True,
+            algorithm_options=_options(update_epochs=1, num_minibatches=1, max_grad_norm=1.0, eps_start=0.1,
+                                       eps_finish=0.005, eps_decay=0.2),
         ),
     },
 ))

@@ -46,10 +46,11 @@ from metadisco.rl.distributions import categorical_entropy
 from metadisco.rl.replay import ReplayBuffer, replay_add, replay_init, replay_sample
 from metadisco.trainers.algorithm import Algorithm, register, require_discrete
 from metadisco.trainers.base import Metrics, Trainer, TrainState, assemble_trainer, rollout_unroll
-from metadisco.trainers.config import Hyper, TrainConfig
+from metadisco.trainers.config import TrainConfig
 from metadisco.trainers.episodes import update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.rollout import rollout
+from metadisco.trainers.traced import Hyper
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from metadisco.bench import peers as bench_peers
-from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.config import TrainConfig, train_config
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
@@ -76,7 +76,7 @@ def test_each_compile_sample_traces_anew(monkeypatch):
     # included): every sample traces again. The suite's persistent compilation cache, which `bench` turns off,
     # is not the subject here.
     monkeypatch.setattr(bench_peers.compile_cache, "hits", lambda: 0)
-    config = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 2, update_epochs=1, num_minibatches=1,
+    config = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 2, update_epochs=1, num_minibatches=1,
                          hidden_sizes=(8,))
     for sample in [bench_peers.fresh_compile_seconds(config) for _ in range(2)]:
         assert sample["trace_seconds"] > 0.02 and sample["seconds"] > sample["trace_seconds"]
@@ -86,7 +86,7 @@ def test_rejax_ppo_takes_our_settings_and_trains():
     pytest.importorskip("rejax")
     from metadisco.bench import rejax as peers
 
-    config = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
+    config = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
                          hidden_sizes=(8, 8))
     algo = peers.rejax_ppo("CartPole-v1", config)
     assert (algo.num_envs, algo.num_steps, algo.num_epochs, algo.num_minibatches) == (4, 16, 2, 2)
@@ -99,13 +99,12 @@ def test_rejax_ppo_takes_our_settings_and_trains():
 
 def test_rejax_pqn_takes_our_settings_and_trains():
     pytest.importorskip("rejax")
-    from dataclasses import replace
 
     from metadisco.bench import rejax as peers
     from metadisco.trainers.config import get_preset
 
-    config = replace(get_preset("pqn_classic"), num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4,
-                     update_epochs=2, num_minibatches=2, hidden_sizes=(8, 8))
+    config = get_preset("pqn_classic").with_settings(dict(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4,
+                                                          update_epochs=2, num_minibatches=2, hidden_sizes=(8, 8)))
     algo = peers.rejax_pqn("CartPole-v1", config)
     assert (algo.num_envs, algo.num_steps, algo.num_epochs, algo.num_minibatches) == (4, 16, 2, 2)
     assert (algo.td_lambda, algo.eps_start, algo.eps_end, algo.exploration_fraction) == (0.95, 1.0, 0.2, 0.2)

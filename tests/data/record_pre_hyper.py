@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 
 PATH = Path(__file__).with_name("pre_hyper.json")
@@ -28,11 +27,12 @@ def runs(traced: bool = False) -> dict[str, dict[str, list[str]]]:
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.runs.seeds import train_seeds
     from metadisco.trainers import make_train
-    from metadisco.trainers.config import TrainConfig
+    from metadisco.trainers.config import TrainConfig, apply_overrides
     from metadisco.trainers.metrics import named_numbers
 
-    tiny = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
-                       hidden_sizes=(8, 8))
+    # Settings by name (`apply_overrides`), so that the script runs on the code it recorded and on the current one.
+    tiny = apply_overrides(TrainConfig(), dict(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2,
+                                               num_minibatches=2, hidden_sizes=(8, 8)))
     ppo, dpo = BUILTIN_OBJECTIVES["ppo"], BUILTIN_OBJECTIVES["dpo"]
 
     def exact(metrics) -> dict[str, list[str]]:
@@ -40,8 +40,9 @@ def runs(traced: bool = False) -> dict[str, dict[str, list[str]]]:
                 for name, value in named_numbers(metrics).items()}
 
     out = {"cartpole_seeds": exact(train_seeds("CartPole-v1", ppo, ppo.zero_meta(), tiny, 5, seed=3).metrics)}
-    pendulum = replace(tiny, num_steps=50, total_timesteps=4 * 50 * 4, normalize_obs=True, normalize_reward=True,
-                       anneal_lr=False, ent_coef=0.0, lr=3e-4, vf_coef=0.25, max_grad_norm=1.0)
+    pendulum = apply_overrides(tiny, dict(num_steps=50, total_timesteps=4 * 50 * 4, normalize_obs=True,
+                                          normalize_reward=True, anneal_lr=False, ent_coef=0.0, lr=3e-4, vf_coef=0.25,
+                                          max_grad_norm=1.0))
     if traced:
         from metadisco.trainers.hyper import hyper_of, static_of
 

@@ -128,15 +128,14 @@ def test_brax_truncation_is_kept_apart_from_termination():
 @pytest.mark.slow
 def test_brax_trains_end_to_end_with_a_shrunk_preset():
     """A few updates of the brax preset (normalisation on) on CPU: finite losses, truncations counted."""
-    from dataclasses import replace
 
     from metadisco.envs.registry import make_env as make
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.trainers import make_train
     from metadisco.trainers.config import get_preset
 
-    config = replace(get_preset("brax"), num_envs=8, num_steps=10, total_timesteps=8 * 10 * 4, num_minibatches=2,
-                     hidden_sizes=(16, 16))
+    config = get_preset("brax").with_settings(dict(num_envs=8, num_steps=10, total_timesteps=8 * 10 * 4,
+                                                   num_minibatches=2, hidden_sizes=(16, 16)))
     env = make("brax/fast", episode_length=10)
     ppo = BUILTIN_OBJECTIVES["ppo"]
     m = jax.jit(make_train(config, env, ppo))(jax.random.PRNGKey(0), ppo.zero_meta()).metrics

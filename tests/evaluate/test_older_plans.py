@@ -14,7 +14,6 @@ from metadisco.evaluate import _Plan, prepare
 from metadisco.evaluate.rules import Rules
 from metadisco.evaluate.training import Training
 from metadisco.runs.migrate import FORMER_FIELDS, upgrade_config_record, upgrade_records
-from metadisco.trainers.config import OPTIONAL_FIELDS
 from metadisco.trainers.hyper import static_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,8 +64,8 @@ def test_upgrading_keeps_an_algorithms_own_settings_and_is_idempotent(algorithm)
     config = resolve_config("CartPole-v1", algorithm=algorithm)
     current = config_to_dict(config)
     assert upgrade_config_record(current) == current  # a current record comes back equal
-    # 0.2.0 wrote the former fields, and every field only some algorithms read, whatever the algorithm.
-    whole = {**FORMER_FIELDS, **{k: getattr(config, k) for k in OPTIONAL_FIELDS}, **current}
+    # 0.2.0 wrote every former field (now some algorithm's option) whatever the algorithm: its own at its values.
+    whole = {**FORMER_FIELDS, **current}
     assert upgrade_config_record(whole) == current
     changed = {**whole, "eps_start": 0.5}  # a value no config of that version held for the algorithm is kept
     assert "eps_start" in upgrade_config_record(changed)
@@ -76,13 +75,16 @@ def test_upgrading_keeps_an_algorithms_own_settings_and_is_idempotent(algorithm)
 
 
 @pytest.mark.parametrize("algorithm", ["ppo", "dqn", "update_rule", "pqn"])
-def test_a_record_holds_the_optional_fields_its_algorithm_reads(algorithm):
+def test_a_record_holds_the_common_fields_and_its_algorithms_options(algorithm):
+    import dataclasses
+
     from metadisco.runs.seeds import resolve_config
-    from metadisco.trainers.algorithm import get_algorithm
-    from metadisco.trainers.config import config_to_dict
+    from metadisco.trainers.algorithm import get_algorithm, option_names
+    from metadisco.trainers.config import TrainConfig, config_to_dict
 
     record = config_to_dict(resolve_config("CartPole-v1", algorithm=algorithm))
-    assert set(OPTIONAL_FIELDS) & set(record) == set(get_algorithm(algorithm).reads)
+    common = {f.name for f in dataclasses.fields(TrainConfig)} - {"algorithm_options", "eval_episodes"}
+    assert set(record) == common | set(option_names(get_algorithm(algorithm)))
 
 
 def test_every_committed_plan_reads_without_former_fields_its_algorithm_lacks():
@@ -95,7 +97,6 @@ def test_every_committed_plan_reads_without_former_fields_its_algorithm_lacks():
         for config in _configs(settings):
             algorithm = get_algorithm(config["algorithm"])
             assert not (set(FORMER_FIELDS) - set(option_names(algorithm))) & set(config), path
-            assert not (set(OPTIONAL_FIELDS) - set(algorithm.reads)) & set(config), path
 
 
 def _configs(tree):

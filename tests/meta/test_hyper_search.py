@@ -9,7 +9,6 @@ test_meta_training and test_discovery (`metadisco.meta.tasks._PROGRAMS`, and the
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import shutil
@@ -30,8 +29,8 @@ from metadisco.meta.loop import meta_train
 from metadisco.meta.step import GenerationStep
 from metadisco.objectives.files import load_objective
 from metadisco.parallel import hosts
-from metadisco.trainers.config import DEFAULT, Hyper
-from metadisco.trainers.hyper import hyper_of, stack
+from metadisco.trainers.config import DEFAULT
+from metadisco.trainers.hyper import hyper_of, stack, traced_fields
 
 LR_LOG = {"lr": {"scale": "log"}}
 CATCH = {"env": "Catch-bsuite", "timesteps": 512, "seeds": 2, "train": TINY["tasks"][0]["train"]}
@@ -133,8 +132,8 @@ def task_and_search(draw):
     own = {"lr": draw(st.floats(1e-7, 1.0)), "gamma": draw(st.floats(1e-3, 1.0)),
            "gae_lambda": draw(st.floats(0.0, 1.0)), "ent_coef": draw(st.floats(0.0, 1.0)),
            "vf_coef": draw(st.floats(0.0, 10.0)), "max_grad_norm": draw(st.floats(1e-3, 100.0))}
-    config = dataclasses.replace(DEFAULT, **own)
-    names = draw(st.lists(st.sampled_from(Hyper._fields), min_size=1, max_size=6, unique=True))
+    config = DEFAULT.with_settings(own)
+    names = draw(st.lists(st.sampled_from(traced_fields(DEFAULT)), min_size=1, max_size=6, unique=True))
     return config, HyperSearch(tuple(_searched_around(draw, n, own[n]) for n in names))
 
 
@@ -145,11 +144,12 @@ def test_zero_units_give_each_tasks_own_settings_bit_for_bit(case, rows):
     zero = {name: np.zeros(rows, np.float32) for name in search.names}
     got = search.task_hypers(config, zero)
     want = stack([hyper_of(config)] * rows)  # what a run without a hyper section trains with
-    for name in Hyper._fields:
+    assert type(got) is type(want)
+    for name in type(want)._fields:
         assert getattr(got, name).dtype == np.float32
         np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
     assert search.task_values(config, {n: np.float32(0) for n in search.names}) == {
-        n: float(np.float32(getattr(config, n))) for n in search.names}
+        n: float(np.float32(config.setting(n))) for n in search.names}
 
 
 def test_units_move_a_setting_by_its_scale_and_stay_in_range():
@@ -159,7 +159,7 @@ def test_units_move_a_setting_by_its_scale_and_stay_in_range():
     np.testing.assert_allclose(got.lr[:4], DEFAULT.lr * np.exp(u[:4]), rtol=1e-6)  # a unit is a factor e
     np.testing.assert_allclose(got.gamma[:4], DEFAULT.gamma + 0.01 * u[:4], rtol=1e-6)  # a unit adds step
     assert got.gamma[4] == 1.0 and got.ent_coef[0] == 0.02 and got.ent_coef[4] == 0.0  # clipped to range
-    np.testing.assert_array_equal(got.vf_coef, np.float32(DEFAULT.vf_coef))  # not searched: the task's own
+    np.testing.assert_array_equal(got.vf_coef, np.float32(DEFAULT.options.vf_coef))  # not searched: the task's own
 
 
 # ---------------------------------------------------------------------------------------------------------

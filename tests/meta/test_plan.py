@@ -72,7 +72,7 @@ def test_memory_and_flops_are_the_real_programs(planned):
     c = task.train_config
     sizes = [4, *c.hidden_sizes]
     forward = sum(2 * a * b for a, b in zip(sizes, sizes[1:], strict=False)) * 2 + 2 * c.hidden_sizes[-1] * (2 + 1)
-    samples = c.num_updates * c.batch_size * (1 + 3 * c.update_epochs)
+    samples = c.num_updates * c.batch_size * (1 + 3 * c.options.update_epochs)
     hand = program.rows * program.seeds * samples * forward
     assert hand < program.cost.flops < 20 * hand
     assert sum(g.cost.flops for g in result.generations) == pytest.approx(result.total.cost.flops)

@@ -21,7 +21,7 @@ from metadisco.objectives import OPTIMIZERS, Objective, OptimizerContext, Optimi
 from metadisco.objectives import open_optimizer as O
 from metadisco.objectives.options import meta_parameter_count
 from metadisco.trainers import check_objective, make_train
-from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.config import TrainConfig, train_config
 from metadisco.trainers.metrics import named_numbers
 from metadisco.trainers.networks import ActorCritic, optimizer_layout, unit_activations
 
@@ -362,7 +362,7 @@ def test_pqn_refuses_an_optimiser_that_needs_activations():
         check_objective(TrainConfig(algorithm="pqn"), objective)
 
 
-CONFIG = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
+CONFIG = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
                      hidden_sizes=(8, 8), lr=0.02, rollout_unroll=1)
 
 

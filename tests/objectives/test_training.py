@@ -16,12 +16,12 @@ from metadisco.envs import make_env
 from metadisco.objectives import DRIFTS, OPTIMIZERS, VALUE_LOSSES, Objective, load_objective, save_objective
 from metadisco.objectives.expression import PPO_EXPRESSION, expression_drift
 from metadisco.trainers import make_train
-from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.config import TrainConfig, train_config
 from metadisco.trainers.metrics import diverged, named_numbers
 
 # High learning rate: the ratios leave PPO's clip range within a few minibatch steps, so the identities are
 # checked where the drift is active, not only where every drift is 0.
-CONFIG = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
+CONFIG = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
                      hidden_sizes=(8, 8), lr=0.02)
 if "rollout_unroll" in {f.name for f in dataclasses.fields(TrainConfig)}:
     CONFIG = dataclasses.replace(CONFIG, rollout_unroll=1)  # unrolling only costs compile time here

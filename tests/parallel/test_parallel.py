@@ -12,10 +12,10 @@ from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.parallel import sharding
 from metadisco.runs.seeds import seed_keys, train_seeds
 from metadisco.trainers import make_train
-from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.config import train_config
 
 # The smallest trainer program (one epoch of one minibatch, one hidden layer): each test compiles its own.
-TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=1, num_minibatches=1,
+TINY = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=1, num_minibatches=1,
                    hidden_sizes=(8,))
 PPO = BUILTIN_OBJECTIVES["ppo"]
 ENV = "CartPole-v1"

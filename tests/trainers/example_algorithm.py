@@ -3,11 +3,13 @@ Methods for Deep Reinforcement Learning", synchronous form), one gradient step p
 GAE advantages, on PPO's actor-critic network. `tests/trainers/test_example_algorithm.py` registers and trains it.
 
 It reuses what every algorithm shares: `assemble_trainer` (init / step / train, the learning-rate schedule, the
-objective's optimiser), the episode logging, GAE, and PPO's network and greedy action; it adds its update and its
-record, nothing else.
+objective's optimiser), the episode logging, GAE, and PPO's network and greedy action; it adds its settings (the
+loss's coefficients and the gradient clip, traced), its update and its record, nothing else.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -17,10 +19,26 @@ from metadisco.core.errors import UserError
 from metadisco.objectives.registry import ValueLossInputs
 from metadisco.rl.gae import gae
 from metadisco.trainers.base import Metrics, assemble_trainer
+from metadisco.trainers.config import check_non_negative, check_positive
 from metadisco.trainers.episodes import step_sums, update_metrics
 from metadisco.trainers.hyper import split_config
 from metadisco.trainers.networks import make_network
-from metadisco.trainers.ppo import ppo_mode_action
+from metadisco.trainers.ppo import PPOHyper, ppo_mode_action
+
+
+@dataclass(frozen=True)
+class A2COptions:
+    """A2C's own settings: the loss is the actor's + vf_coef x the value loss - ent_coef x the entropy, the
+    gradient's norm clipped at max_grad_norm; all three traced, as PPO's are (its `PPOHyper` names them)."""
+
+    ent_coef: float | None = 0.01
+    vf_coef: float | None = 0.5
+    max_grad_norm: float | None = 0.5
+
+    def validate(self) -> None:
+        check_non_negative("ent_coef", self.ent_coef)
+        check_non_negative("vf_coef", self.vf_coef)
+        check_positive("max_grad_norm", self.max_grad_norm)
 
 
 def make_a2c_trainer(config: TrainConfig, env, objective):
@@ -81,7 +99,8 @@ A2C = register_algorithm(Algorithm(
     mode_action=ppo_mode_action,
     control="ppo",  # no built-in objective of its own: a test example
     slots=("value_loss", "optimizer"),  # no trust region: a learnable drift is refused (`check_calls`)
-    reads=("ent_coef", "vf_coef", "max_grad_norm"),
+    options=A2COptions,
+    hyper=PPOHyper,  # lr, gamma, gae_lambda and these options: the same traced settings as PPO's
     check_objective=check_a2c_objective,
     optimizer_steps=lambda config: 1,
     presets={"classic": TrainConfig(algorithm="a2c", num_envs=16, num_steps=8, total_timesteps=200_000, lr=7e-4,

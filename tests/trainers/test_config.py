@@ -9,7 +9,8 @@ def test_presets_follow_env_family():
     assert default_preset_name("SpaceInvaders-MinAtar") == "minatar"
     assert default_preset_name("brax/ant") == "brax"
     brax = get_preset("brax")
-    assert (brax.num_envs, brax.num_steps, brax.num_minibatches, brax.hidden_sizes) == (2048, 10, 32, (256, 256))
+    assert (brax.num_envs, brax.num_steps, brax.options.num_minibatches, brax.hidden_sizes) == \
+        (2048, 10, 32, (256, 256))
     assert brax.normalize_obs and brax.normalize_reward and not brax.anneal_lr
     minatar = get_preset("minatar")
     assert (minatar.num_envs, minatar.lr, minatar.activation) == (64, 5e-3, "relu")
@@ -50,10 +51,8 @@ def test_unknown_setting_suggests_close_name():
     ({"final_window": 0.0}, "final_window"),
 ])
 def test_validate_names_the_bad_setting(changes, message):
-    from dataclasses import replace
-
     with pytest.raises(UserError, match=message):
-        replace(TrainConfig(), **changes).validate()
+        TrainConfig().with_settings(changes).validate()
 
 
 def test_config_is_hashable():
@@ -70,8 +69,8 @@ def test_pqn_presets_and_the_algorithm_picks_the_family_preset():
     with pytest.raises(UserError, match="algorithm pqn has no preset for brax/ant"):
         default_preset_name("brax/ant", "pqn")
     cartpole = get_preset("pqn_classic")  # mttga/purejaxql pqn_cartpole.yaml
-    assert (cartpole.algorithm, cartpole.num_envs, cartpole.num_steps, cartpole.update_epochs,
-            cartpole.num_minibatches, cartpole.lr, cartpole.gae_lambda, cartpole.max_grad_norm,
+    assert (cartpole.algorithm, cartpole.num_envs, cartpole.num_steps, cartpole.options.update_epochs,
+            cartpole.options.num_minibatches, cartpole.lr, cartpole.gae_lambda, cartpole.options.max_grad_norm,
             cartpole.options.reward_scale, cartpole.options.eps_finish) == \
         ("pqn", 32, 64, 4, 16, 1e-4, 0.95, 10.0, 0.1, 0.2)
     # --set algorithm=pqn (or a TD objective's algorithm) starts from PQN's preset, not PPO's numbers.

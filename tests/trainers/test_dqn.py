@@ -88,7 +88,7 @@ def test_dqn_is_registered_with_its_presets_control_and_options():
 
 def test_options_are_settings_addressed_by_name_and_recorded():
     config = resolve_config("CartPole-v1", algorithm="dqn", overrides=["buffer_size=500", "double_q=true"])
-    assert config.options == DQNOptions(buffer_size=500, double_q=True)
+    assert config.options == DQNOptions(buffer_size=500, double_q=True, max_grad_norm=10.0)  # the preset's clip
     record = config_to_dict(config)
     assert record["buffer_size"] == 500 and record["double_q"] is True and "algorithm_options" not in record
     # The same settings given in another order, or a default given explicitly, are the same program.

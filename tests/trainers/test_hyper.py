@@ -18,9 +18,10 @@ from metadisco.envs import make_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.runs.seeds import train_seeds
 from metadisco.trainers import make_trainer
-from metadisco.trainers.config import Hyper
-from metadisco.trainers.hyper import hyper_of, is_static, stack, static_of, with_values
+from metadisco.trainers.hyper import hyper_of, is_static, stack, static_of, traced_fields, with_values
 from metadisco.trainers.hyper_space import Dimension, grid_points, parse_space, random_points
+from metadisco.trainers.ppo import PPOHyper
+from metadisco.trainers.traced import Hyper
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PPO = BUILTIN_OBJECTIVES["ppo"]
@@ -74,13 +75,29 @@ def test_numbers_equal_those_recorded_before_hyperparameters_were_traced():
 def test_static_config_blanks_exactly_the_traced_fields():
     static = static_of(TINY)
     assert is_static(static) and not is_static(TINY)
-    assert static == static_of(replace(TINY, lr=1e-2, gamma=0.9, ent_coef=0.0))  # one program key for all
+    assert static == static_of(TINY.with_settings(dict(lr=1e-2, gamma=0.9, ent_coef=0.0)))  # one program key for all
     assert static != static_of(replace(TINY, num_envs=8))  # a shape is not traced
     assert static.validate() is static  # the static fields are still checked
     hyper = hyper_of(TINY)
-    assert isinstance(hyper, Hyper) and hyper.lr == np.float32(TINY.lr) and hyper.lr.dtype == np.float32
+    assert isinstance(hyper, PPOHyper) and hyper.lr == np.float32(TINY.lr) and hyper.lr.dtype == np.float32
+    assert hyper.ent_coef == np.float32(TINY.options.ent_coef)  # an option of PPO's, traced
+    assert static.options.ent_coef is None and static.options.update_epochs == TINY.options.update_epochs
     with pytest.raises(ValueError, match="static config"):
         hyper_of(static)
+
+
+def test_each_algorithm_traces_its_own_settings():
+    """PPO's traced settings are every algorithm's and its loss's coefficients and clip; PQN has no entropy or value
+    coefficient to trace, and an update rule (its own optimiser) no gradient clip."""
+    from metadisco.runs.seeds import resolve_config
+
+    assert traced_fields(resolve_config("CartPole-v1")) == ("lr", "gamma", "gae_lambda", "ent_coef", "vf_coef",
+                                                           "max_grad_norm")
+    assert traced_fields(resolve_config("CartPole-v1", algorithm="pqn")) == ("lr", "gamma", "gae_lambda",
+                                                                            "max_grad_norm")
+    assert traced_fields(resolve_config("Catch-bsuite", algorithm="update_rule")) == Hyper._fields
+    with pytest.raises(UserError, match="space: ent_coef is a setting of algorithm ppo, not of pqn"):
+        with_values(resolve_config("CartPole-v1", algorithm="pqn"), {"ent_coef": 0.1}, "space")
 
 
 @pytest.mark.parametrize("values, message", [
@@ -99,11 +116,11 @@ def test_another_learning_rate_reuses_the_compiled_program():
     """`--set lr=...` (a config that differs in traced settings only) neither traces nor compiles again."""
     counter = CompileCounter()
     with counter:
-        a = train_seeds("CartPole-v1", PPO, PPO.zero_meta(), replace(TINY, num_minibatches=4), 2)
+        a = train_seeds("CartPole-v1", PPO, PPO.zero_meta(), TINY.with_settings({"num_minibatches": 4}), 2)
     assert counter.traces >= 1  # the first call builds the program (compilation may come from the disk cache)
     with counter:
-        b = train_seeds("CartPole-v1", PPO, PPO.zero_meta(), replace(TINY, num_minibatches=4, lr=0.02, gamma=0.9,
-                                                                       ent_coef=0.0, max_grad_norm=2.0), 2)
+        changed = TINY.with_settings(dict(num_minibatches=4, lr=0.02, gamma=0.9, ent_coef=0.0, max_grad_norm=2.0))
+        b = train_seeds("CartPole-v1", PPO, PPO.zero_meta(), changed, 2)
     assert (counter.traces, counter.compiles) == (0, 0)
     # and the new values took effect
     assert not np.array_equal(a.metrics.losses["actor_loss"], b.metrics.losses["actor_loss"])

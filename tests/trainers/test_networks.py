@@ -52,9 +52,9 @@ def test_looped_orthogonal_init_trains_bit_identically_to_the_unrolled_one(monke
     from metadisco.envs import make_env
     from metadisco.objectives import BUILTIN_OBJECTIVES
     from metadisco.trainers import make_train, networks
-    from metadisco.trainers.config import TrainConfig
+    from metadisco.trainers.config import train_config
 
-    config = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
+    config = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 4, update_epochs=2, num_minibatches=2,
                          hidden_sizes=(16, 16))
     ppo = BUILTIN_OBJECTIVES["ppo"]
     keys = jax.random.split(jax.random.PRNGKey(7), 2)

@@ -23,8 +23,8 @@ from metadisco.trainers import make_trainer
 from metadisco.trainers.config import get_preset
 from metadisco.trainers.pqn import epsilon_greedy_entropy
 
-TINY = replace(get_preset("pqn_classic"), num_envs=4, num_steps=8, total_timesteps=4 * 8 * 6, update_epochs=2,
-               num_minibatches=2, hidden_sizes=(8, 8))
+TINY = get_preset("pqn_classic").with_settings(dict(num_envs=4, num_steps=8, total_timesteps=4 * 8 * 6,
+                                                    update_epochs=2, num_minibatches=2, hidden_sizes=(8, 8)))
 PQN = BUILTIN_OBJECTIVES["pqn"]
 
 

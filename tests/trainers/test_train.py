@@ -9,9 +9,9 @@ import pytest
 from metadisco.envs import make_env
 from metadisco.objectives import BUILTIN_OBJECTIVES
 from metadisco.trainers import make_train
-from metadisco.trainers.config import TrainConfig
+from metadisco.trainers.config import train_config
 
-TINY = TrainConfig(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
+TINY = train_config(num_envs=4, num_steps=16, total_timesteps=4 * 16 * 6, update_epochs=2, num_minibatches=2,
                    hidden_sizes=(8, 8))
 PPO = BUILTIN_OBJECTIVES["ppo"]
 
