@@ -26,7 +26,15 @@ from metadisco.evaluate.rules import SCORES
 from metadisco.evaluate.runner import MethodRun
 from metadisco.trainers.metrics import learning_curve
 
-REFERENCE = "ppo"  # the method scores are normalised by
+REFERENCE = "ppo"  # the method scores are normalised by, where it was run (`reference_label`)
+
+
+def reference_label(labels, baseline_labels) -> str:
+    """The method scores are normalised by: PPO where it was run, else the first baseline (a DQN judge's DQN, the
+    algorithm's control as `Algorithm.judge_against` lists it first)."""
+    if REFERENCE in labels or not baseline_labels:
+        return REFERENCE
+    return baseline_labels[0]
 
 
 def scores_of(run: MethodRun, score: str) -> np.ndarray:
@@ -50,20 +58,21 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
     out: dict = {}
     normalised: dict[str, dict[str, np.ndarray]] = {}  # env -> method -> normalised finite scores
     excluded: dict[str, str] = {}
+    ref = reference_label(list(next(iter(results.values()), {})), baseline_labels)
     for env_id, runs in results.items():
         out[env_id] = {}
-        reference = runs.get(REFERENCE)
+        reference = runs.get(ref)
         ref_scores = stats.finite(scores_of(reference, score)) if reference is not None else np.zeros(0)
         ref_mean = float(np.mean(ref_scores)) if ref_scores.size else float("nan")
         low = random_returns.get(env_id, float("nan"))
         scale = ref_mean - low
-        # A PPO no better than random (within 1% of the returns' size) would blow normalised scores up.
+        # A reference no better than random (within 1% of the returns' size) would blow normalised scores up.
         can_normalise = math.isfinite(scale) and abs(scale) > 0.01 * max(abs(ref_mean), abs(low), 1.0)
         if not can_normalise:
-            excluded[env_id] = ("no ppo run" if reference is None else
-                                "no finite ppo score" if not math.isfinite(ref_mean) else
+            excluded[env_id] = (f"no {ref} run" if reference is None else
+                                f"no finite {ref} score" if not math.isfinite(ref_mean) else
                                 "random policy finished no episode" if not math.isfinite(low) else
-                                "ppo within 1% of a random policy")
+                                f"{ref} within 1% of a random policy")
         normalised[env_id] = {}
         for label, run in runs.items():
             status = seed_status(run)
@@ -90,7 +99,7 @@ def summarise(results: dict[str, dict[str, MethodRun]], batch_sizes: dict[str, i
                 normalised[env_id][label] = stats.finite(norm)
             out[env_id][label] = entry
     return {"envs": out, "aggregate": aggregate(results, normalised, excluded, objective_label, baseline_labels,
-                                                 seed, score, scores)}
+                                                 seed, score, scores, ref)}
 
 
 def _improvement(results, objective_label, baseline_labels, seed, score) -> dict:
@@ -111,7 +120,7 @@ def _improvement(results, objective_label, baseline_labels, seed, score) -> dict
 
 
 def aggregate(results, normalised, excluded, objective_label, baseline_labels, seed,
-              score: str = "final_return", scores: tuple[str, ...] = SCORES[:2]) -> dict:
+              score: str = "final_return", scores: tuple[str, ...] = SCORES[:2], reference: str = REFERENCE) -> dict:
     """Across envs: IQM of normalised scores (stratified bootstrap over envs) and P(objective > baseline), on
     `score`; P(objective > baseline) on every score too."""
     labels = list(next(iter(results.values())))
@@ -129,7 +138,7 @@ def aggregate(results, normalised, excluded, objective_label, baseline_labels, s
     improvement = _improvement(results, objective_label, baseline_labels, seed, score)
     return {
         "score": score,
-        "normalization": f"(score - random policy) / ({REFERENCE} mean - random policy)",
+        "normalization": f"(score - random policy) / ({reference} mean - random policy)",
         "normalized_envs": envs_used,
         "excluded_envs": excluded,
         "iqm_normalized": iqm_normalised,

@@ -67,10 +67,11 @@ def upgrade_config_record(record: dict) -> dict:
 def upgrade_spec(spec: dict) -> dict:
     """An objective spec as this version writes it: read and written again (a spec that does not read, e.g. one of
     a plugin not loaded, is left as it is)."""
+    from metadisco.core.schema import plain_data
     from metadisco.objectives import Objective
 
-    try:
-        return Objective.from_spec(spec).to_spec()
+    try:  # as plain data, as a plan stores it (a piece's tuple options, e.g. `hidden`, as lists)
+        return plain_data(Objective.from_spec(spec).to_spec())
     except (UserError, TypeError, ValueError):
         return spec
 

@@ -173,6 +173,30 @@ def test_each_env_has_its_own_probability_of_improvement_and_ci():
         summary.render_markdown(two, {})
 
 
+def test_a_judge_without_ppo_normalises_by_its_first_baseline():
+    """A DQN judge (no PPO among the methods) normalises every score by its first baseline, DQN: for random
+    scores, the reference's normalised mean is 1, another method's is (its mean - random) / (DQN's - random)."""
+    rng = np.random.default_rng(1)
+    keys = np.zeros((6, 2), np.uint32)
+
+    def run(final):
+        return MethodRun(_metrics([[1.0, 2.0]] * 6, [[1, 1]] * 6), np.asarray(final, np.float64),
+                         np.asarray(final, np.float64), np.zeros(6, bool), keys, 0, 1.0)
+
+    for _ in range(10):
+        low, x, y = rng.normal(), rng.normal(10, 1, 6), rng.normal(20, 1, 6)
+        report = summary.summarise({ENV: {"new": run(x), "dqn": run(y), "ddqn": run(x)}}, {ENV: 64}, {ENV: low},
+                                   "new", ["dqn", "ddqn"])
+        assert report["aggregate"]["normalization"] == "(score - random policy) / (dqn mean - random policy)"
+        assert report["aggregate"]["excluded_envs"] == {}
+        norm = report["envs"][ENV]
+        np.testing.assert_allclose(np.mean(norm["dqn"]["normalized"]["final_return"]), 1.0)
+        np.testing.assert_allclose(np.mean(norm["new"]["normalized"]["final_return"]),
+                                   (x.mean() - low) / (y.mean() - low))
+    with_ppo = summary.summarise({ENV: {"new": run(x), "ppo": run(y)}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
+    assert with_ppo["aggregate"]["normalization"].endswith("(ppo mean - random policy)")
+
+
 def test_eval_md_shows_returns_to_three_significant_figures():
     """A return cell keeps three significant figures of its largest number (at least one decimal): Catch's returns
     near 1 are not all printed 1.0 while their P(X > Y) differ, and -23.5 stays -23.5."""

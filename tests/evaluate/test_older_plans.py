@@ -109,3 +109,20 @@ def _configs(tree):
     elif isinstance(tree, list):
         for v in tree:
             yield from _configs(v)
+
+
+@pytest.mark.parametrize("spec", [
+    {"value_loss": {"kind": "learned_td", "hidden": [32, 32]}, "algorithm": {"kind": "dqn"}},
+    {"value_loss": {"kind": "learned", "hidden": [16]}},
+    {"drift": {"kind": "talpo", "hidden": 8}, "optimizer": {"kind": "learned", "hidden": [8, 8]}},
+])
+def test_a_stored_spec_with_sequence_options_compares_equal_to_the_plan_written_now(spec):
+    """A plan stores a spec as JSON (a piece's tuple options as lists); upgraded, it is what the plan written now
+    holds, so a judge of a learned piece with hidden sizes resumes."""
+    import json
+
+    from metadisco.objectives import Objective
+
+    stored = json.loads(json.dumps({"spec": Objective.from_spec(spec).to_spec()}))
+    assert first_difference(upgrade_records(stored), stored) is None
+    assert upgrade_records(upgrade_records(stored)) == stored
