@@ -250,10 +250,6 @@ def dqn_mode_action(config: TrainConfig, env, objective: Objective | None = None
     return lambda params, obs: jnp.argmax(network.apply(params, obs), axis=-1).astype(jnp.int32)
 
 
-def _options(**changes) -> tuple[tuple[str, Any], ...]:
-    return own_options(DQNOptions, **changes)
-
-
 DQN = register(Algorithm(
     name="dqn",
     summary="DQN (Mnih et al. 2015): replay, target network, epsilon-greedy; Double DQN's target with double_q; "
@@ -275,7 +271,7 @@ DQN = register(Algorithm(
         "classic": TrainConfig(
             algorithm="dqn", num_envs=10, num_steps=1, total_timesteps=500_000, gamma=0.99, lr=2.5e-4,
             anneal_lr=False, hidden_sizes=(120, 84), activation="relu",
-            algorithm_options=_options(max_grad_norm=10.0),
+            algorithm_options=own_options(DQNOptions, max_grad_norm=10.0),
         ),
         # DiscoBench OffPolicyRL's MinAtar config (domains/OffPolicyRL/templates/default/base/): 64 envs, 1e7
         # steps, buffer 300,000, batch 128, learning starts 1,000, epsilon 1.0 -> 0.05 over 4e4 steps, target
@@ -285,8 +281,8 @@ DQN = register(Algorithm(
         "minatar": TrainConfig(
             algorithm="dqn", num_envs=64, num_steps=1, total_timesteps=10_000_000, gamma=0.99, lr=3e-4,
             anneal_lr=False, hidden_sizes=(64, 64), activation="relu",
-            algorithm_options=_options(buffer_size=300_000, learning_starts=1_000, eps_anneal_steps=40_000,
-                                       max_grad_norm=10.0),
+            algorithm_options=own_options(DQNOptions, buffer_size=300_000, learning_starts=1_000,
+                                          eps_anneal_steps=40_000, max_grad_norm=10.0),
         ),
     },
 ))

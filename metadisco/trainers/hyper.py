@@ -64,11 +64,11 @@ def split_config(config) -> tuple[Any, Any]:
 def check_traced(config, names, where: str = "hyperparameters") -> None:
     """Each of `names` is a traced setting of `config`; else a one-line `UserError` saying `where`, and whether
     the name is a static setting or unknown."""
+    from metadisco.trainers.algorithm import not_read_error, readers
+
     traced = traced_fields(config)
     for name in names:
         if name not in traced:
-            from metadisco.trainers.algorithm import not_read_error, readers
-
             if readers(name) and config.algorithm not in readers(name):
                 raise UserError(f"{where}: {not_read_error(name, config.algorithm)}")
             if _has_setting(config, name):

@@ -72,10 +72,6 @@ class PQNHyper(NamedTuple):
     max_grad_norm: Any
 
 
-def _options(**changes) -> tuple[tuple[str, Any], ...]:
-    return own_options(PQNOptions, **changes)
-
-
 class Transition(NamedTuple):
     obs: jax.Array
     action: jax.Array
@@ -214,8 +210,8 @@ PQN = register(Algorithm(
         "classic": TrainConfig(
             algorithm="pqn", num_envs=32, num_steps=64, total_timesteps=500_000, gamma=0.99, gae_lambda=0.95,
             lr=1e-4, anneal_lr=True, hidden_sizes=(256, 256), activation="relu",
-            algorithm_options=_options(update_epochs=4, num_minibatches=16, max_grad_norm=10.0, eps_finish=0.2,
-                                       eps_decay=0.2, reward_scale=0.1),
+            algorithm_options=own_options(PQNOptions, update_epochs=4, num_minibatches=16, max_grad_norm=10.0,
+                                          eps_finish=0.2, eps_decay=0.2, reward_scale=0.1),
         ),
         # PQN, purejaxql/config/alg/pqn_minatar.yaml (commit 0cd95ed): 128 envs x 32 steps, 1e7 steps, 2 epochs x 32
         # minibatches, lr 5e-4 decayed, eps 1.0 -> 0.05 over 10%, max grad norm 10, gamma 0.99, lambda 0.65, reward
@@ -224,7 +220,7 @@ PQN = register(Algorithm(
         "minatar": TrainConfig(
             algorithm="pqn", num_envs=128, num_steps=32, total_timesteps=10_000_000, gamma=0.99, gae_lambda=0.65,
             lr=5e-4, anneal_lr=True, hidden_sizes=(128, 128), activation="relu",
-            algorithm_options=_options(update_epochs=2, num_minibatches=32, max_grad_norm=10.0),
+            algorithm_options=own_options(PQNOptions, update_epochs=2, num_minibatches=32, max_grad_norm=10.0),
         ),
         # PQN, purejaxql/config/alg/pqn_craftax.yaml (commit c5aa074): 1024 envs x 1 step, 1e9 steps, 1 epoch x 1
         # minibatch, lr 1e-4 decayed, eps 0.1 -> 0.005 over 20%, 4 x 1024 LayerNorm MLP, max grad norm 1, gamma
@@ -233,8 +229,8 @@ PQN = register(Algorithm(
         "craftax": TrainConfig(
             algorithm="pqn", num_envs=1024, num_steps=1, total_timesteps=1_000_000_000, gamma=0.99, gae_lambda=0.0,
             lr=1e-4, anneal_lr=True, hidden_sizes=(1024,) * 4, activation="relu", normalize_obs=True,
-            algorithm_options=_options(update_epochs=1, num_minibatches=1, max_grad_norm=1.0, eps_start=0.1,
-                                       eps_finish=0.005, eps_decay=0.2),
+            algorithm_options=own_options(PQNOptions, update_epochs=1, num_minibatches=1, max_grad_norm=1.0,
+                                          eps_start=0.1, eps_finish=0.005, eps_decay=0.2),
         ),
     },
 ))

@@ -143,25 +143,25 @@ def test_diverged_seeds_are_reported_not_dropped():
     assert "1/3 (diverged: 1; no episode: 2)" in md
 
 
+def _run6(final):
+    """A run of six seeds whose final (and mean) returns are `final`."""
+    return MethodRun(_metrics([[1.0, 2.0]] * 6, [[1, 1]] * 6), np.asarray(final, np.float64),
+                     np.asarray(final, np.float64), np.zeros(6, bool), np.zeros((6, 2), np.uint32), 0, 1.0)
+
+
 def test_each_env_has_its_own_probability_of_improvement_and_ci():
     """Per env, P(X > Y) and its bootstrap CI are those of that env alone: with one env they are the aggregate's;
     with two, an env where X wins every pair has [1, 1]; eval.md shows each env's CI beside its point."""
     rng = np.random.default_rng(0)
-    keys = np.zeros((6, 2), np.uint32)
-
-    def run(final):
-        return MethodRun(_metrics([[1.0, 2.0]] * 6, [[1, 1]] * 6), np.asarray(final, np.float64),
-                         np.asarray(final, np.float64), np.zeros(6, bool), keys, 0, 1.0)
-
     for _ in range(10):
         x, y = rng.normal(size=6), rng.normal(size=6)
-        one = summary.summarise({ENV: {"new": run(x), "ppo": run(y)}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
+        one = summary.summarise({ENV: {"new": _run6(x), "ppo": _run6(y)}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
         block = one["aggregate"]["probability_of_improvement"]["new > ppo"]
         assert block["per_env"][ENV] == block["p"] and block["per_env_ci95"][ENV] == block["ci95"]
         lo, hi = block["ci95"]
         assert 0.0 <= lo <= hi <= 1.0
     other = "Acrobot-v1"
-    two = summary.summarise({ENV: {"new": run(x), "ppo": run(y)}, other: {"new": run(y + 100), "ppo": run(y)}},
+    two = summary.summarise({ENV: {"new": _run6(x), "ppo": _run6(y)}, other: {"new": _run6(y + 100), "ppo": _run6(y)}},
                             {ENV: 64, other: 64}, {ENV: 0.0, other: 0.0}, "new", ["ppo"])
     block = two["aggregate"]["probability_of_improvement"]["new > ppo"]
     assert block["per_env"][other] == 1.0 and block["per_env_ci95"][other] == [1.0, 1.0]
@@ -177,15 +177,9 @@ def test_a_judge_without_ppo_normalises_by_its_first_baseline():
     """A DQN judge (no PPO among the methods) normalises every score by its first baseline, DQN: for random
     scores, the reference's normalised mean is 1, another method's is (its mean - random) / (DQN's - random)."""
     rng = np.random.default_rng(1)
-    keys = np.zeros((6, 2), np.uint32)
-
-    def run(final):
-        return MethodRun(_metrics([[1.0, 2.0]] * 6, [[1, 1]] * 6), np.asarray(final, np.float64),
-                         np.asarray(final, np.float64), np.zeros(6, bool), keys, 0, 1.0)
-
     for _ in range(10):
         low, x, y = rng.normal(), rng.normal(10, 1, 6), rng.normal(20, 1, 6)
-        report = summary.summarise({ENV: {"new": run(x), "dqn": run(y), "ddqn": run(x)}}, {ENV: 64}, {ENV: low},
+        report = summary.summarise({ENV: {"new": _run6(x), "dqn": _run6(y), "ddqn": _run6(x)}}, {ENV: 64}, {ENV: low},
                                    "new", ["dqn", "ddqn"])
         assert report["aggregate"]["normalization"] == "(score - random policy) / (dqn mean - random policy)"
         assert report["aggregate"]["excluded_envs"] == {}
@@ -193,7 +187,7 @@ def test_a_judge_without_ppo_normalises_by_its_first_baseline():
         np.testing.assert_allclose(np.mean(norm["dqn"]["normalized"]["final_return"]), 1.0)
         np.testing.assert_allclose(np.mean(norm["new"]["normalized"]["final_return"]),
                                    (x.mean() - low) / (y.mean() - low))
-    with_ppo = summary.summarise({ENV: {"new": run(x), "ppo": run(y)}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
+    with_ppo = summary.summarise({ENV: {"new": _run6(x), "ppo": _run6(y)}}, {ENV: 64}, {ENV: 0.0}, "new", ["ppo"])
     assert with_ppo["aggregate"]["normalization"].endswith("(ppo mean - random policy)")
 
 
